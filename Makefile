@@ -1,0 +1,41 @@
+# tcplab — set-up, demo, tests and benchmarks. Each target installs what it needs into
+# a local virtualenv (.venv), so both quick-start commands work on a fresh machine.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+export VIRTUAL_ENV := $(abspath $(VENV))
+export PATH := $(abspath $(BIN)):$(PATH)
+
+.PHONY: all install demo test test-rust test-python bench clean
+
+all: install
+
+$(BIN)/maturin:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q "maturin>=1.7,<2"
+
+# Builds the Rust extension (release profile) and installs the package with its
+# dependencies (and the dev extras: pytest, hypothesis) into the virtualenv.
+install: $(BIN)/maturin
+	$(BIN)/maturin develop --release -E dev -q
+
+demo: install
+	$(BIN)/tcplab demo
+
+test: install test-rust test-python
+
+test-rust:
+	cargo test -p tcplab-core --profile ci
+
+test-python: install
+	$(BIN)/python -m pytest -q
+
+bench: install
+	cargo bench -p tcplab-core --bench engine
+	$(BIN)/tcplab bench
+
+clean:
+	rm -rf $(VENV) target

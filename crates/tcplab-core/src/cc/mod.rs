@@ -1,0 +1,266 @@
+//! Congestion control: the trait, the shared growth helpers and the registry.
+//!
+//! The split follows Linux `struct tcp_congestion_ops` and ns-3 `TcpCongestionOps`:
+//! the sender (`tcp::sender`) owns the recovery state machine, SACK, timers and the
+//! window variables; a congestion control only answers narrow questions through the
+//! hooks below, each defaulting to a no-op.
+//!
+//! - `on_ack`: grow `cwnd` for newly acknowledged bytes (called only in the Open state,
+//!   i.e. outside loss recovery, as Linux calls `cong_avoid`);
+//! - `ssthresh_after_loss`: the new ssthresh on entering recovery (pure, like Linux
+//!   `ssthresh`);
+//! - `on_rto`: the retransmission timer fired (ssthresh is then set from
+//!   `ssthresh_after_loss` by the sender, per RFC 5681 §3.1 eq. 4);
+//! - `on_packet_sent`, `on_state_change`, `on_rtt_sample`, `on_rate_sample`,
+//!   `undo` (an earlier reduction was spurious), `pacing_rate`, `trace`.
+//!
+//! Windows are in bytes. Growth can be counted per ACK (`cwnd += MSS*MSS/cwnd`, ns-2)
+//! or by bytes acked (RFC 3465 Appropriate Byte Counting, Linux-like); the sender's
+//! `TcpConfig::byte_counting` chooses, and the shared helpers `slow_start` and
+//! `reno_additive_increase` implement both.
+
+pub mod reno;
+pub mod testkit;
+
+use crate::time::{Rate, SimDuration, SimTime};
+use serde::{Deserialize, Serialize};
+
+/// The window variables a congestion control may read and change.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Window {
+    /// Congestion window, bytes.
+    pub cwnd: u64,
+    /// Slow-start threshold, bytes (`u64::MAX` = unbounded).
+    pub ssthresh: u64,
+    /// Sender MSS, bytes.
+    pub mss: u32,
+    /// Growth by bytes acked (RFC 3465) instead of per ACK.
+    pub byte_counting: bool,
+    /// RFC 3465 slow-start limit L, segments.
+    pub abc_limit: u32,
+    /// Bytes acked since cwnd last grew in congestion avoidance (RFC 3465 §2.1).
+    pub bytes_acked: u64,
+}
+
+impl Window {
+    pub fn new(cwnd: u64, ssthresh: u64, mss: u32, byte_counting: bool, abc_limit: u32) -> Self {
+        Window { cwnd, ssthresh, mss, byte_counting, abc_limit, bytes_acked: 0 }
+    }
+    pub fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+    /// cwnd in segments (floating), for algorithms written in packets.
+    pub fn cwnd_segments(&self) -> f64 {
+        self.cwnd as f64 / self.mss as f64
+    }
+}
+
+/// What an acknowledgment tells the congestion control.
+#[derive(Clone, Copy, Debug)]
+pub struct AckInfo {
+    pub now: SimTime,
+    /// Bytes newly acknowledged (cumulatively) by this ACK.
+    pub acked_bytes: u64,
+    /// The RTT sample this ACK produced, if any (Karn's rule applied).
+    pub rtt: Option<SimDuration>,
+    /// Smoothed RTT and the minimum RTT seen so far, if any sample exists.
+    pub srtt: Option<SimDuration>,
+    pub min_rtt: Option<SimDuration>,
+    /// Bytes in flight before this ACK was processed.
+    pub in_flight: u64,
+    /// Whether the sender was limited by cwnd (not by the application) recently; growth
+    /// is skipped otherwise, as Linux `tcp_is_cwnd_limited`.
+    pub cwnd_limited: bool,
+}
+
+/// A delivery-rate sample (draft-cheng-iccrg-delivery-rate-estimation; Linux
+/// `tcp_rate.c`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RateSample {
+    pub now: SimTime,
+    /// Bytes delivered over `interval`.
+    pub delivered: u64,
+    pub interval: SimDuration,
+    pub rtt: Option<SimDuration>,
+    pub is_app_limited: bool,
+    /// Bytes newly lost with this ACK.
+    pub lost: u64,
+    pub prior_in_flight: u64,
+}
+
+impl RateSample {
+    /// Delivery rate in bytes per second, if the interval is non-zero.
+    pub fn rate_bytes_per_s(&self) -> Option<f64> {
+        (self.interval.0 > 0).then(|| self.delivered as f64 / self.interval.as_secs_f64())
+    }
+}
+
+/// The sender's congestion state, as passed to `on_state_change` (Linux
+/// `tcp_ca_state`, reduced to what the sender models).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CaState {
+    /// Slow start or congestion avoidance, no loss outstanding.
+    Open,
+    /// Fast recovery after fast retransmit (RFC 6582 / RFC 6675).
+    Recovery,
+    /// After a retransmission timeout, until the recovery point is acked.
+    Loss,
+}
+
+impl CaState {
+    pub fn code(self) -> u8 {
+        match self {
+            CaState::Open => 0,
+            CaState::Recovery => 1,
+            CaState::Loss => 2,
+        }
+    }
+}
+
+/// A congestion-control algorithm. Object-safe; every hook but the first three has a
+/// no-op default.
+pub trait CongestionControl: Send {
+    /// Registry name (`reno`, `cubic`, ...).
+    fn name(&self) -> &'static str;
+    /// Grow the window for an ACK received in the Open state.
+    fn on_ack(&mut self, w: &mut Window, ack: &AckInfo);
+    /// The ssthresh to use after a loss is detected, bytes. `in_flight` is
+    /// FlightSize (RFC 5681 §3.1 eq. 4 uses max(FlightSize/2, 2*SMSS)).
+    fn ssthresh_after_loss(&self, w: &Window, in_flight: u64) -> u64;
+    /// A retransmission timeout fired at `now` (after ssthresh was recomputed).
+    fn on_rto(&mut self, _w: &mut Window, _now: SimTime) {}
+    /// A segment of `bytes` was sent with `in_flight` bytes outstanding after it.
+    fn on_packet_sent(&mut self, _now: SimTime, _bytes: u32, _in_flight: u64) {}
+    /// The sender entered `to` from `from`.
+    fn on_state_change(&mut self, _w: &mut Window, _from: CaState, _to: CaState, _now: SimTime) {}
+    /// Every RTT sample, in any state (Vegas, Compound and HyStart need this).
+    fn on_rtt_sample(&mut self, _rtt: SimDuration, _now: SimTime) {}
+    /// A delivery-rate sample, for model-based algorithms (BBR).
+    fn on_rate_sample(&mut self, _w: &mut Window, _rs: &RateSample) {}
+    /// The last reduction was spurious (F-RTO, DSACK): restore what it changed.
+    /// Returns the cwnd to restore, or `None` to keep the sender's default
+    /// (the pre-reduction cwnd and ssthresh, RFC 4015 / Linux `tcp_undo_cwnd`).
+    fn undo(&mut self, _w: &Window) -> Option<u64> {
+        None
+    }
+    /// Pacing rate, for algorithms that pace (BBR); `None` = no pacing.
+    fn pacing_rate(&self) -> Option<Rate> {
+        None
+    }
+    /// Internal variables for traces (e.g. `w_max`, `k`).
+    fn trace(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
+}
+
+/// Standard slow start (RFC 5681 §3.1): per ACK `cwnd += min(acked, MSS)`, or with
+/// byte counting `cwnd += min(acked, L*MSS)` (RFC 3465 §2.2). Never grows beyond
+/// ssthresh in one step; returns the acked bytes left over for congestion avoidance
+/// (as Linux `tcp_slow_start`).
+pub fn slow_start(w: &mut Window, acked: u64) -> u64 {
+    let step = if w.byte_counting {
+        acked.min(w.abc_limit as u64 * w.mss as u64)
+    } else {
+        acked.min(w.mss as u64)
+    };
+    let room = w.ssthresh.saturating_sub(w.cwnd);
+    let grow = step.min(room);
+    w.cwnd += grow;
+    if w.byte_counting { acked.saturating_sub(grow) } else if grow < step { step - grow } else { 0 }
+}
+
+/// Reno additive increase of about one MSS per RTT (RFC 5681 §3.1 eq. 3).
+///
+/// Per-ACK mode: `cwnd += MSS*MSS/cwnd` (at least 1 byte), the ns-2 and RFC 5681
+/// formula. Byte-counting mode: accumulate acked bytes and add `segments_per_cwnd`
+/// MSS each time a full cwnd has been acked (RFC 3465 §2.1; Linux `tcp_cong_avoid_ai`
+/// with `w = cwnd/segments_per_cwnd`). `segments_per_cwnd` is 1 for Reno; other
+/// algorithms pass their own increase.
+pub fn reno_additive_increase(w: &mut Window, acked: u64, segments_per_cwnd: f64) {
+    if acked == 0 {
+        return;
+    }
+    let mss = w.mss as u64;
+    if w.byte_counting {
+        w.bytes_acked += acked;
+        let target = ((w.cwnd as f64) / segments_per_cwnd.max(1e-9)).max(mss as f64) as u64;
+        if w.bytes_acked >= target {
+            let steps = w.bytes_acked / target;
+            w.bytes_acked -= steps * target;
+            w.cwnd += steps * mss;
+        }
+    } else {
+        let inc = ((mss * mss) as f64 * segments_per_cwnd / w.cwnd.max(1) as f64) as u64;
+        w.cwnd += inc.max(1);
+    }
+}
+
+/// RFC 5681 §3.1 eq. 4: ssthresh = max(FlightSize / 2, 2*SMSS).
+pub fn reno_ssthresh(in_flight: u64, mss: u32) -> u64 {
+    (in_flight / 2).max(2 * mss as u64)
+}
+
+/// A congestion control chosen by name, with its parameters as a JSON object.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CcSpec {
+    #[serde(default = "default_cc_name")]
+    pub name: String,
+    #[serde(default = "empty_params")]
+    pub params: serde_json::Value,
+}
+
+fn default_cc_name() -> String {
+    "reno".into()
+}
+fn empty_params() -> serde_json::Value {
+    serde_json::Value::Object(Default::default())
+}
+
+impl Default for CcSpec {
+    fn default() -> Self {
+        CcSpec { name: default_cc_name(), params: empty_params() }
+    }
+}
+
+/// One parameter of an algorithm, for `tcplab list` and the docs.
+#[derive(Clone, Debug, Serialize)]
+pub struct ParamInfo {
+    pub name: &'static str,
+    pub unit: &'static str,
+    pub default: f64,
+    pub doc: &'static str,
+}
+
+/// A registry entry: name, reference, parameters and constructor.
+pub struct CcEntry {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub reference: &'static str,
+    pub params: fn() -> Vec<ParamInfo>,
+    pub build: fn(&serde_json::Value, &Window) -> Result<Box<dyn CongestionControl>, String>,
+}
+
+/// Every registered algorithm. Adding one costs its file plus one line here.
+pub fn registry() -> &'static [CcEntry] {
+    &[reno::ENTRY]
+}
+
+/// Builds the algorithm `spec.name` with `spec.params`.
+pub fn build(spec: &CcSpec, w: &Window) -> Result<Box<dyn CongestionControl>, String> {
+    let entry = registry().iter().find(|e| e.name == spec.name).ok_or_else(|| {
+        let names: Vec<&str> = registry().iter().map(|e| e.name).collect();
+        format!("unknown congestion control '{}'; accepted: {}", spec.name, names.join(", "))
+    })?;
+    (entry.build)(&spec.params, w)
+}
+
+/// Parses an algorithm's parameter object into its `Params` struct, with an error
+/// that names the algorithm and the offending field.
+pub fn parse_params<P: serde::de::DeserializeOwned>(
+    algo: &str,
+    v: &serde_json::Value,
+) -> Result<P, String> {
+    serde_json::from_value(v.clone()).map_err(|e| format!("cc '{algo}' params: {e}"))
+}

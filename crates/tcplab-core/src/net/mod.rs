@@ -1,0 +1,5 @@
+//! The network: packets, queues, error models, links, nodes and routes.
+
+pub mod error;
+pub mod packet;
+pub mod queue;

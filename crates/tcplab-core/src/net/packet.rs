@@ -1,0 +1,149 @@
+//! Packets and the packet pool.
+//!
+//! A packet carries its size on the wire (IP level, headers included), the TCP or UDP
+//! header the endpoints need, and the time it left its sender (for one-way delay).
+//! Packets live in a `PacketPool` slab and are passed around by `PacketId`, so the hot
+//! path allocates nothing per packet once the pool has grown to the peak in-flight
+//! count.
+//!
+//! TCP sequence numbers are 64-bit byte offsets from the initial sequence number, so
+//! they never wrap; real TCP's 32-bit modular arithmetic (RFC 9293 §3.4) is not
+//! modelled because no simulated transfer approaches 4 GiB per RTT.
+
+use crate::time::SimTime;
+
+pub type NodeId = u32;
+pub type FlowId = u32;
+pub type LinkId = u32;
+
+/// Index of a packet in the `PacketPool`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PacketId(pub u32);
+
+/// A SACK block [start, end) in sequence space (RFC 2018 §3).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SackBlock {
+    pub start: u64,
+    pub end: u64,
+}
+
+/// Most SACK blocks an ACK carries: 4 without timestamps, 3 with (RFC 2018 §3).
+pub const MAX_SACK_BLOCKS: usize = 4;
+
+pub const FLAG_SYN: u8 = 0x01;
+pub const FLAG_ACK: u8 = 0x02;
+pub const FLAG_FIN: u8 = 0x04;
+
+/// The TCP header fields the simulator models.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TcpHeader {
+    /// First payload byte's sequence number (SYN and FIN each occupy one number).
+    pub seq: u64,
+    /// Cumulative acknowledgment: next byte expected.
+    pub ack: u64,
+    /// Payload bytes.
+    pub len: u32,
+    pub flags: u8,
+    /// Advertised receive window in bytes, after window scaling is applied.
+    pub wnd: u64,
+    pub sack: [SackBlock; MAX_SACK_BLOCKS],
+    pub nsack: u8,
+    /// Sender's transmission counter for this segment, used by the simulator (not
+    /// TCP) to tell an original from a retransmission when judging spurious RTOs.
+    pub tx_id: u32,
+    /// The data segment that caused this ACK was a retransmission (simulator truth,
+    /// used only by F-RTO's tests and traces; the sender never reads it).
+    pub echo_retx: bool,
+}
+
+impl TcpHeader {
+    pub fn is_syn(&self) -> bool {
+        self.flags & FLAG_SYN != 0
+    }
+    pub fn is_fin(&self) -> bool {
+        self.flags & FLAG_FIN != 0
+    }
+    pub fn has_ack(&self) -> bool {
+        self.flags & FLAG_ACK != 0
+    }
+    pub fn sack_blocks(&self) -> &[SackBlock] {
+        &self.sack[..self.nsack as usize]
+    }
+}
+
+/// Transport payload of a packet.
+#[derive(Clone, Copy, Debug)]
+pub enum Transport {
+    /// Data or ACK of a TCP connection. `to_receiver` is true for the data direction.
+    Tcp { hdr: TcpHeader, to_receiver: bool },
+    /// A UDP datagram with its per-flow sequence number.
+    Udp { seq: u64 },
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Packet {
+    pub flow: FlowId,
+    pub src: NodeId,
+    pub dst: NodeId,
+    /// Bytes on the wire at the IP level (payload + TCP/UDP + IP headers).
+    pub size: u32,
+    pub transport: Transport,
+    /// When the sender handed the packet to its first link (for one-way delay).
+    pub sent_at: SimTime,
+}
+
+impl Packet {
+    pub fn tcp(&self) -> Option<&TcpHeader> {
+        match &self.transport {
+            Transport::Tcp { hdr, .. } => Some(hdr),
+            Transport::Udp { .. } => None,
+        }
+    }
+}
+
+/// A slab of packets with a free list. `alloc` reuses freed slots, so the pool stops
+/// growing once it holds the peak number of packets alive at once.
+#[derive(Default)]
+pub struct PacketPool {
+    slots: Vec<Packet>,
+    free: Vec<u32>,
+    live: usize,
+}
+
+impl PacketPool {
+    pub fn with_capacity(n: usize) -> Self {
+        PacketPool {
+            slots: Vec::with_capacity(n),
+            free: Vec::with_capacity(n),
+            live: 0,
+        }
+    }
+    pub fn alloc(&mut self, p: Packet) -> PacketId {
+        self.live += 1;
+        if let Some(i) = self.free.pop() {
+            self.slots[i as usize] = p;
+            PacketId(i)
+        } else {
+            self.slots.push(p);
+            PacketId(self.slots.len() as u32 - 1)
+        }
+    }
+    pub fn free(&mut self, id: PacketId) {
+        self.live -= 1;
+        self.free.push(id.0);
+    }
+    pub fn get(&self, id: PacketId) -> &Packet {
+        &self.slots[id.0 as usize]
+    }
+    pub fn get_mut(&mut self, id: PacketId) -> &mut Packet {
+        &mut self.slots[id.0 as usize]
+    }
+    /// Packets allocated and not yet freed.
+    pub fn live(&self) -> usize {
+        self.live
+    }
+    /// Slots ever allocated (the pool's high-water mark).
+    pub fn capacity_used(&self) -> usize {
+        self.slots.len()
+    }
+}

@@ -1,0 +1,44 @@
+//! Everything selectable by name, described for `tcplab list` and the scenario docs:
+//! congestion controls with their parameters, TCP profiles with their knobs, queue
+//! disciplines and error models. The Python front end reads this instead of keeping
+//! its own copy.
+
+use crate::cc;
+use crate::tcp::config::{profile_description, TcpConfig, TcpSpec, PROFILES};
+use serde_json::{json, Value};
+
+/// The registry as a JSON value.
+pub fn registry() -> Value {
+    let ccs: Vec<Value> = cc::registry()
+        .iter()
+        .map(|e| json!({"name": e.name, "summary": e.summary, "reference": e.reference, "params": (e.params)()}))
+        .collect();
+    let profiles: Vec<Value> = PROFILES
+        .iter()
+        .map(|p| {
+            let cfg = TcpConfig::profile(p).expect("built-in profile");
+            json!({"name": p, "summary": profile_description(p), "config": cfg})
+        })
+        .collect();
+    json!({
+        "congestion_controls": ccs,
+        "tcp_profiles": profiles,
+        "queues": [
+            {"name": "drop_tail", "summary": "FIFO tail drop: slot (packets), byte_strict or byte_loose (bytes) semantics", "reference": "seed 003 (Stewart et al.)"},
+        ],
+        "error_models": [
+            {"name": "bernoulli", "summary": "independent packet losses with probability per", "reference": "ns-2 ErrorModel, unit pkt"},
+        ],
+    })
+}
+
+pub fn registry_json() -> String {
+    registry().to_string()
+}
+
+/// Resolves a `TcpSpec` JSON into the full `TcpConfig` JSON.
+pub fn resolve_tcp_json(spec: &str) -> Result<String, String> {
+    let spec: TcpSpec = serde_json::from_str(spec).map_err(|e| format!("tcp: {e}"))?;
+    let cfg = spec.resolve()?;
+    serde_json::to_string(&cfg).map_err(|e| e.to_string())
+}

@@ -1,0 +1,313 @@
+//! TCP knobs and the named profiles that set them together.
+//!
+//! Every knob is individually overridable: a scenario names a `profile` and any field
+//! it sets wins over the profile's value (`TcpSpec::resolve`). The profiles:
+//!
+//! - `linux`: Linux defaults (IW10 per RFC 6928, initial RTO 1 s, minimum RTO 200 ms,
+//!   delayed ACK of at most 40 ms or 2 segments, byte-counted growth, SACK, no initial
+//!   ssthresh bound). `fin_ignores_cwnd` is off; turn it on for the "IW10 is really
+//!   IW11" quirk of seed 001.
+//! - `ns2-sack`: ns-2's one-way `Agent/TCP/Sack1` with a `TCPSink/Sack1` receiver, as
+//!   seed 000 used: SACK (RFC 6675-style pipe recovery), per-ACK growth
+//!   `cwnd += MSS*MSS/cwnd`, no delayed ACKs, initial RTO 3 s, minimum RTO 1 s (RFC
+//!   6298 §2.4). ns-2's one-way agent has no handshake; tcplab adds the SYN exchange
+//!   because seed 000 studies the initial RTO, which governs the SYN.
+//! - `reference`: seed 004's reference TCP: IW1, RFC 2581 congestion control, NewReno
+//!   (RFC 2582), 200 ms delayed-ACK timer, no SACK.
+//! - `enhanced`: seed 004's enhanced TCP: IW4 (RFC 3390), window scaling, SACK with
+//!   RFC 3517 conservative recovery, Limited Transmit (RFC 3042), F-RTO (RFC 5682),
+//!   DAASS (RFC 2760). CBI ssthresh reuse (RFC 2140) is a separate knob.
+
+use crate::time::SimDuration;
+use serde::{Deserialize, Serialize};
+
+/// The initial window: a fixed segment count or the RFC 3390 formula
+/// `min(4*MSS, max(2*MSS, 4380 bytes))`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum InitialWindow {
+    Segments(u32),
+    Formula(IwFormula),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IwFormula {
+    Rfc3390,
+}
+
+impl InitialWindow {
+    /// Initial window in bytes for the given MSS.
+    pub fn bytes(self, mss: u32) -> u64 {
+        let mss = mss as u64;
+        match self {
+            InitialWindow::Segments(n) => n as u64 * mss,
+            // RFC 3390 §1: min (4*MSS, max (2*MSS, 4380 bytes))
+            InitialWindow::Formula(IwFormula::Rfc3390) => (4 * mss).min((2 * mss).max(4380)),
+        }
+    }
+}
+
+/// Fully resolved TCP configuration of one connection.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TcpConfig {
+    /// Sender maximum segment size, payload bytes.
+    pub mss: u32,
+    /// IP + TCP header bytes added to every segment (40 without options).
+    pub header_bytes: u32,
+    /// Initial congestion window.
+    pub iw: InitialWindow,
+    /// Initial ssthresh in bytes; `None` is "arbitrarily high" (RFC 5681 §3.1).
+    pub initial_ssthresh: Option<u64>,
+    /// Initial retransmission timeout, also for the SYN (RFC 6298 §2.1).
+    pub initial_rto: SimDuration,
+    /// Lower bound on the RTO (RFC 6298 §2.4: 1 s; Linux: 200 ms).
+    pub min_rto: SimDuration,
+    /// Upper bound on the RTO (RFC 6298 §2.5: at least 60 s).
+    pub max_rto: SimDuration,
+    /// SYN retransmissions before the connection is abandoned.
+    pub syn_retries: u32,
+    /// SACK (RFC 2018) with RFC 6675 loss recovery; off means NewReno (RFC 6582).
+    pub sack: bool,
+    /// Duplicate ACKs that trigger fast retransmit (RFC 5681 §3.2).
+    pub dupack_threshold: u32,
+    /// Limited Transmit (RFC 3042).
+    pub limited_transmit: bool,
+    /// F-RTO spurious-RTO detection (RFC 5682 §2, basic version).
+    pub frto: bool,
+    /// Appropriate Byte Counting (RFC 3465): growth by bytes acked, not ACKs counted.
+    pub byte_counting: bool,
+    /// ABC limit L in segments for slow start (RFC 3465 §2.2; Linux uses 2).
+    pub abc_limit: u32,
+    /// Receiver delays ACKs (RFC 5681 §4.2, RFC 1122 §4.2.3.2).
+    pub delayed_ack: bool,
+    /// Delayed-ACK timer.
+    pub delack_timeout: SimDuration,
+    /// Full-sized segments that force an ACK (2 per RFC 5681 §4.2).
+    pub delack_segments: u32,
+    /// DAASS: no delayed ACKs while the sender is in slow start (RFC 2760 §5.1). The
+    /// receiver infers slow start from the sender's segment flag, which tcplab
+    /// sets truthfully (the simulator knows the sender's state).
+    pub daass: bool,
+    /// Receiver buffer advertised as the window, bytes.
+    pub rcv_buffer: u64,
+    /// Window scaling (RFC 7323 §2); without it the window is capped at 65 535 bytes.
+    pub window_scaling: bool,
+    /// Reuse ssthresh learnt by earlier connections to the same destination
+    /// (RFC 2140 §2.2, temporal sharing).
+    pub cbi_ssthresh_reuse: bool,
+    /// Linux sends a FIN even when cwnd is full ("IW10 is really IW11", seed 001).
+    pub fin_ignores_cwnd: bool,
+}
+
+/// A scenario's TCP settings: a profile name plus per-knob overrides.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TcpSpec {
+    /// One of `PROFILES`; default `linux`.
+    pub profile: Option<String>,
+    pub mss: Option<u32>,
+    pub header_bytes: Option<u32>,
+    pub iw: Option<InitialWindow>,
+    pub initial_ssthresh: Option<u64>,
+    pub initial_rto: Option<SimDuration>,
+    pub min_rto: Option<SimDuration>,
+    pub max_rto: Option<SimDuration>,
+    pub syn_retries: Option<u32>,
+    pub sack: Option<bool>,
+    pub dupack_threshold: Option<u32>,
+    pub limited_transmit: Option<bool>,
+    pub frto: Option<bool>,
+    pub byte_counting: Option<bool>,
+    pub abc_limit: Option<u32>,
+    pub delayed_ack: Option<bool>,
+    pub delack_timeout: Option<SimDuration>,
+    pub delack_segments: Option<u32>,
+    pub daass: Option<bool>,
+    pub rcv_buffer: Option<u64>,
+    pub window_scaling: Option<bool>,
+    pub cbi_ssthresh_reuse: Option<bool>,
+    pub fin_ignores_cwnd: Option<bool>,
+}
+
+/// Names of the built-in profiles, in the order `tcplab list` shows them.
+pub const PROFILES: [&str; 4] = ["linux", "ns2-sack", "reference", "enhanced"];
+pub const DEFAULT_PROFILE: &str = "linux";
+
+/// One-line descriptions for `tcplab list`.
+pub fn profile_description(name: &str) -> &'static str {
+    match name {
+        "linux" => "Linux defaults: IW10, initial RTO 1 s, min RTO 200 ms, delayed ACK 40 ms/2 segments, ABC, SACK",
+        "ns2-sack" => "ns-2 Agent/TCP/Sack1 as in seed 000: IW3, initial RTO 3 s, min RTO 1 s, per-ACK growth, no delayed ACK, SACK",
+        "reference" => "seed 004 reference TCP: IW1, RFC 2581 + NewReno (RFC 2582), 200 ms delayed ACK, no SACK",
+        "enhanced" => "seed 004 enhanced TCP: IW4 (RFC 3390), window scaling, SACK/RFC 3517, Limited Transmit, F-RTO, DAASS",
+        _ => "",
+    }
+}
+
+impl TcpConfig {
+    /// The named profile, or an error listing the accepted names.
+    pub fn profile(name: &str) -> Result<TcpConfig, String> {
+        let linux = TcpConfig {
+            mss: 1460,
+            header_bytes: 40,
+            iw: InitialWindow::Segments(10),
+            initial_ssthresh: None,
+            initial_rto: SimDuration::from_secs(1),
+            min_rto: SimDuration::from_millis(200),
+            max_rto: SimDuration::from_secs(120),
+            syn_retries: 6,
+            sack: true,
+            dupack_threshold: 3,
+            limited_transmit: true,
+            frto: false,
+            byte_counting: true,
+            abc_limit: 2,
+            delayed_ack: true,
+            delack_timeout: SimDuration::from_millis(40),
+            delack_segments: 2,
+            daass: false,
+            rcv_buffer: 6 * 1024 * 1024,
+            window_scaling: true,
+            cbi_ssthresh_reuse: false,
+            fin_ignores_cwnd: false,
+        };
+        Ok(match name {
+            "linux" => linux,
+            "ns2-sack" => TcpConfig {
+                iw: InitialWindow::Segments(3),
+                initial_rto: SimDuration::from_secs(3),
+                min_rto: SimDuration::from_secs(1),
+                max_rto: SimDuration::from_secs(60),
+                limited_transmit: false,
+                byte_counting: false,
+                delayed_ack: false,
+                rcv_buffer: 1 << 30,
+                ..linux
+            },
+            "reference" => TcpConfig {
+                iw: InitialWindow::Segments(1),
+                initial_rto: SimDuration::from_secs(3),
+                min_rto: SimDuration::from_secs(1),
+                max_rto: SimDuration::from_secs(60),
+                sack: false,
+                limited_transmit: false,
+                byte_counting: false,
+                delack_timeout: SimDuration::from_millis(200),
+                rcv_buffer: 65_535,
+                window_scaling: false,
+                ..linux
+            },
+            "enhanced" => TcpConfig {
+                iw: InitialWindow::Formula(IwFormula::Rfc3390),
+                initial_rto: SimDuration::from_secs(3),
+                min_rto: SimDuration::from_secs(1),
+                max_rto: SimDuration::from_secs(60),
+                frto: true,
+                byte_counting: false,
+                delack_timeout: SimDuration::from_millis(200),
+                daass: true,
+                rcv_buffer: 1 << 20,
+                ..linux
+            },
+            other => {
+                return Err(format!(
+                    "unknown TCP profile '{other}'; accepted: {}",
+                    PROFILES.join(", ")
+                ))
+            }
+        })
+    }
+
+    /// Checks values that would make a connection impossible.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.mss == 0 {
+            return Err("tcp.mss must be at least 1 byte".into());
+        }
+        if self.iw == InitialWindow::Segments(0) {
+            return Err("tcp.iw must be at least 1 segment".into());
+        }
+        if self.min_rto > self.max_rto {
+            return Err("tcp.min_rto must not exceed tcp.max_rto".into());
+        }
+        if self.dupack_threshold == 0 {
+            return Err("tcp.dupack_threshold must be at least 1".into());
+        }
+        if self.delack_segments == 0 {
+            return Err("tcp.delack_segments must be at least 1".into());
+        }
+        if self.rcv_buffer < self.mss as u64 {
+            return Err("tcp.rcv_buffer must hold at least one segment".into());
+        }
+        Ok(())
+    }
+
+    /// The advertised window this configuration allows, bytes.
+    pub fn advertised_window(&self) -> u64 {
+        if self.window_scaling {
+            self.rcv_buffer
+        } else {
+            self.rcv_buffer.min(65_535)
+        }
+    }
+}
+
+impl TcpSpec {
+    /// The profile with this spec's overrides applied, validated.
+    pub fn resolve(&self) -> Result<TcpConfig, String> {
+        let mut c = TcpConfig::profile(self.profile.as_deref().unwrap_or(DEFAULT_PROFILE))?;
+        macro_rules! over {
+            ($($f:ident),*) => { $( if let Some(v) = self.$f { c.$f = v; } )* };
+        }
+        over!(
+            mss, header_bytes, iw, initial_rto, min_rto, max_rto, syn_retries, sack,
+            dupack_threshold, limited_transmit, frto, byte_counting, abc_limit, delayed_ack,
+            delack_timeout, delack_segments, daass, rcv_buffer, window_scaling,
+            cbi_ssthresh_reuse, fin_ignores_cwnd
+        );
+        if self.initial_ssthresh.is_some() {
+            c.initial_ssthresh = self.initial_ssthresh;
+        }
+        c.validate()?;
+        Ok(c)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3390_formula() {
+        // min(4*1460, max(2*1460, 4380)) = min(5840, 4380) = 4380 bytes (3 segments)
+        assert_eq!(InitialWindow::Formula(IwFormula::Rfc3390).bytes(1460), 4380);
+        // MSS 1000: min(4000, max(2000, 4380)) = 4000 (4 segments)
+        assert_eq!(InitialWindow::Formula(IwFormula::Rfc3390).bytes(1000), 4000);
+        // MSS 2500: min(10000, max(5000, 4380)) = 5000 (2 segments)
+        assert_eq!(InitialWindow::Formula(IwFormula::Rfc3390).bytes(2500), 5000);
+    }
+
+    #[test]
+    fn overrides_win_over_profile() {
+        let spec = TcpSpec {
+            profile: Some("ns2-sack".into()),
+            iw: Some(InitialWindow::Segments(10)),
+            initial_rto: Some(SimDuration::from_secs(1)),
+            ..Default::default()
+        };
+        let c = spec.resolve().unwrap();
+        assert_eq!(c.iw, InitialWindow::Segments(10));
+        assert_eq!(c.initial_rto, SimDuration::from_secs(1));
+        assert_eq!(c.min_rto, SimDuration::from_secs(1)); // from the profile
+        assert!(!c.delayed_ack);
+    }
+
+    #[test]
+    fn bad_values_are_named() {
+        let e = TcpSpec { iw: Some(InitialWindow::Segments(0)), ..Default::default() }.resolve();
+        assert!(e.unwrap_err().contains("tcp.iw"));
+        let e = TcpSpec { profile: Some("bsd".into()), ..Default::default() }.resolve();
+        assert!(e.unwrap_err().contains("ns2-sack"));
+    }
+}
