@@ -23,7 +23,7 @@ install: $(BIN)/maturin
 	$(BIN)/maturin develop --release -E dev -q
 
 demo: install
-	$(BIN)/tcplab demo
+	$(BIN)/python -m tcplab.demo
 
 test: install test-rust test-python
 

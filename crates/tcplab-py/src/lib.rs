@@ -28,10 +28,20 @@ fn resolve_tcp(spec_json: &str) -> PyResult<String> {
     tcplab_core::registry::resolve_tcp_json(spec_json).map_err(PyValueError::new_err)
 }
 
+/// Runs one simulation of the resolved scenario (JSON) with `seed`; returns the
+/// results as JSON. Raises ValueError for a scenario the core rejects. The GIL is
+/// released while the simulation runs.
+#[pyfunction]
+fn run(py: Python<'_>, scenario_json: &str, seed: u64) -> PyResult<String> {
+    let json = scenario_json.to_owned();
+    py.detach(move || tcplab_core::run_json(&json, seed)).map_err(PyValueError::new_err)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(registry_json, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_tcp, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
     Ok(())
 }

@@ -54,6 +54,9 @@ pub struct TcpHeader {
     /// The data segment that caused this ACK was a retransmission (simulator truth,
     /// used only by F-RTO's tests and traces; the sender never reads it).
     pub echo_retx: bool,
+    /// The sender was in slow start when it sent this segment (simulator truth, read
+    /// by a DAASS receiver, RFC 2760 §5.1, in place of a heuristic).
+    pub ss_hint: bool,
 }
 
 impl TcpHeader {

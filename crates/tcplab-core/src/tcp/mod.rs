@@ -1,4 +1,93 @@
 //! TCP endpoints: configuration and profiles, sender, receiver, RTT estimation, SACK
 //! scoreboard.
+//!
+//! Endpoints do no I/O: each call receives the current time and appends what it
+//! wants sent to an `Outbox` (segments, timer requests), which the simulation turns
+//! into packets and events.
 
 pub mod config;
+pub mod receiver;
+pub mod rtt;
+pub mod scoreboard;
+pub mod sender;
+
+use crate::net::packet::TcpHeader;
+use crate::time::SimTime;
+
+/// Timers of a TCP connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimerKind {
+    /// Retransmission timer (sender).
+    Rto,
+    /// Delayed-ACK timer (receiver).
+    DelAck,
+}
+
+/// A segment an endpoint wants to send: the header and its size on the wire.
+#[derive(Clone, Copy, Debug)]
+pub struct Segment {
+    pub hdr: TcpHeader,
+    pub size: u32,
+}
+
+/// What an endpoint call produced.
+#[derive(Default)]
+pub struct Outbox {
+    pub segments: Vec<Segment>,
+    /// (timer, fire time, generation): schedule an event; stale generations are ignored.
+    pub timers: Vec<(TimerKind, SimTime, u32)>,
+}
+
+impl Outbox {
+    pub fn clear(&mut self) {
+        self.segments.clear();
+        self.timers.clear();
+    }
+}
+
+/// A timer that is re-armed often but scheduled lazily: at most one event is pending;
+/// when it fires early (the deadline moved later), it is re-scheduled at the new
+/// deadline. This keeps the event heap free of per-ACK timer churn.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LazyTimer {
+    deadline: Option<SimTime>,
+    pending_at: Option<SimTime>,
+    gen: u32,
+}
+
+impl LazyTimer {
+    pub fn deadline(&self) -> Option<SimTime> {
+        self.deadline
+    }
+    /// Sets the deadline; asks for an event only if none is pending early enough.
+    pub fn arm(&mut self, kind: TimerKind, at: SimTime, out: &mut Outbox) {
+        self.deadline = Some(at);
+        if self.pending_at.is_none_or(|p| p > at) {
+            self.gen = self.gen.wrapping_add(1);
+            self.pending_at = Some(at);
+            out.timers.push((kind, at, self.gen));
+        }
+    }
+    pub fn cancel(&mut self) {
+        self.deadline = None;
+    }
+    /// Handles the event of generation `gen` at `now`: true if the timer really
+    /// expired (the caller then acts), false if stale or re-scheduled.
+    pub fn fire(&mut self, kind: TimerKind, gen: u32, now: SimTime, out: &mut Outbox) -> bool {
+        if gen != self.gen {
+            return false;
+        }
+        self.pending_at = None;
+        match self.deadline {
+            None => false,
+            Some(d) if d > now => {
+                self.arm(kind, d, out);
+                false
+            }
+            Some(_) => {
+                self.deadline = None;
+                true
+            }
+        }
+    }
+}

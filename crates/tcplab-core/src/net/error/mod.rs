@@ -10,7 +10,7 @@
 //! forms).
 
 pub mod bernoulli;
-// pub mod markov; (pending)
+pub mod markov;
 
 use crate::rng::RngStream;
 use crate::time::SimTime;
@@ -50,7 +50,7 @@ pub trait ErrorModel: Send {
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum ErrorConfig {
     Bernoulli(bernoulli::BernoulliParams),
-    // Markov
+    Markov(markov::MarkovParams),
 }
 
 impl ErrorConfig {
@@ -58,7 +58,7 @@ impl ErrorConfig {
     pub fn build(&self, rng: RngStream) -> Result<Box<dyn ErrorModel>, String> {
         match self {
             ErrorConfig::Bernoulli(p) => Ok(Box::new(bernoulli::Bernoulli::new(p.clone(), rng)?)),
-            // markov pending
+            ErrorConfig::Markov(p) => Ok(Box::new(markov::Markov::new(p.clone(), rng)?)),
         }
     }
 }

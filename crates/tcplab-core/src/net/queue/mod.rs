@@ -11,7 +11,7 @@
 //! 003) and `red` (ns-2 RED, byte mode; seed 000).
 
 pub mod droptail;
-// pub mod red; (pending)
+pub mod red;
 
 use crate::net::packet::PacketId;
 use crate::rng::RngStream;
@@ -136,15 +136,22 @@ impl Fifo {
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum QueueConfig {
     DropTail(droptail::DropTailParams),
-    // Red(red::RedParams),
+    Red(red::RedParams),
 }
 
 impl QueueConfig {
+    /// Tells rate-aware disciplines (RED's idle-time decay) the link's rate, bit/s.
+    pub fn set_link_rate(&mut self, bps: u64) {
+        if let QueueConfig::Red(p) = self {
+            p.link_rate_bps = bps;
+        }
+    }
+
     /// Builds the discipline, or explains which parameter is impossible.
     pub fn build(&self) -> Result<Box<dyn QueueDisc>, String> {
         match self {
             QueueConfig::DropTail(p) => Ok(Box::new(droptail::DropTail::new(p.clone())?)),
-            // red pending
+            QueueConfig::Red(p) => Ok(Box::new(red::Red::new(p.clone())?)),
         }
     }
 }

@@ -1,0 +1,603 @@
+//! The TCP sender: connection set-up, transmission, RTO, loss recovery.
+//!
+//! The sender owns cwnd, ssthresh and the recovery state machine; the congestion
+//! control (`cc`) only answers growth and ssthresh questions (Linux
+//! `tcp_congestion_ops` split). References, section by section:
+//!
+//! - Set-up: SYN, SYN retransmission under the initial RTO with exponential backoff
+//!   (RFC 6298 §5.5), `syn_retries` attempts. When the SYN was retransmitted and the
+//!   initial RTO is below 3 s, the RTO is re-initialised to 3 s for data (RFC 6298
+//!   §5.7), and the initial window is one segment (RFC 5681 §3.1).
+//! - Initial window: `TcpConfig::iw` (RFC 3390 / RFC 6928 or fixed).
+//! - RTO: RFC 6298 (see `rtt`), timer restarted on each ACK of new data (§5.3),
+//!   exponential backoff, go-back-N from snd_una with cwnd = 1 MSS (RFC 5681 §3.1,
+//!   LossWindow). ssthresh is reduced only on the first timeout of a loss episode
+//!   (repeated timeouts of the same data keep it, as Linux `tcp_enter_loss`).
+//! - Fast retransmit and NewReno fast recovery (RFC 5681 §3.2, RFC 6582 §3.2 with
+//!   cwnd inflation; full ACK sets cwnd = min(ssthresh, max(FlightSize, MSS) + MSS),
+//!   option 1 of step 3; the RTO is reset on every partial ACK, "Slow-but-Steady").
+//! - SACK loss recovery (RFC 6675, conservative, `scoreboard`): pipe-based
+//!   transmission, NextSeg, recovery point HighData.
+//! - Limited Transmit (RFC 3042 §2): one new segment for each of the first two
+//!   duplicate ACKs.
+//! - F-RTO (RFC 5682 §2, basic, non-SACK form): after a timeout, send new data on the
+//!   first ACK; a second ACK that advances the window declares the RTO spurious, and
+//!   the sender returns to the Open state with cwnd = ssthresh... (see `frto_*`).
+//! - Spurious-RTO truth: every RTO is reported to the owner with the sequence number
+//!   it retransmits and the transmission id; the simulation, which sees the receiver,
+//!   judges whether the original had been lost.
+//!
+//! Sequence space: SYN = 0, data bytes 1..=N, FIN = N+1 for finite transfers.
+
+use super::config::TcpConfig;
+use super::rtt::RttEstimator;
+use super::scoreboard::Scoreboard;
+use super::{LazyTimer, Outbox, Segment, TimerKind};
+use crate::cc::{AckInfo, CaState, CongestionControl, Window};
+use crate::net::packet::{TcpHeader, FLAG_ACK, FLAG_FIN, FLAG_SYN};
+use crate::time::{SimDuration, SimTime};
+
+/// Connection phase of the sender.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Not yet opened.
+    Idle,
+    /// SYN sent, waiting for the SYN-ACK.
+    SynSent,
+    Established,
+    /// Everything (including the FIN) acknowledged, or the connection was abandoned.
+    Closed,
+}
+
+/// F-RTO progress after a timeout (RFC 5682 §2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Frto {
+    Off,
+    /// Retransmitted snd_una; waiting for the first ACK.
+    AwaitFirst,
+    /// New data sent after the first ACK; waiting for the second.
+    AwaitSecond,
+}
+
+/// Counters the metrics layer reads.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SenderStats {
+    pub segs_sent: u64,
+    pub bytes_sent: u64,
+    pub retransmits: u64,
+    pub fast_retransmits: u64,
+    pub rtos: u64,
+    pub syn_retransmits: u64,
+    pub frto_spurious: u64,
+}
+
+/// An RTO the sender just took: what it retransmitted, for the spurious verdict.
+#[derive(Clone, Copy, Debug)]
+pub struct RtoEvent {
+    pub seq: u64,
+    pub tx_id: u32,
+}
+
+pub struct TcpSender {
+    cfg: TcpConfig,
+    pub cc: Box<dyn CongestionControl>,
+    pub w: Window,
+    rtt: RttEstimator,
+    phase: Phase,
+    ca: CaState,
+    snd_una: u64,
+    snd_nxt: u64,
+    snd_max: u64,
+    /// End of the data (exclusive): 1 + bytes; `u64::MAX` for bulk.
+    data_end: u64,
+    /// Whether the transfer ends with a FIN (finite transfers).
+    has_fin: bool,
+    /// Bulk flows stop offering new data after `stop`.
+    app_stopped: bool,
+    rwnd: u64,
+    dupacks: u32,
+    /// NewReno/RFC 6675 recovery point; after an RTO, snd_max at the timeout.
+    recover: u64,
+    timed: Option<(u64, SimTime)>,
+    rto_timer: LazyTimer,
+    syn_sent_at: SimTime,
+    syn_attempts: u32,
+    tx_counter: u32,
+    scoreboard: Option<Scoreboard>,
+    frto: Frto,
+    cwnd_limited: bool,
+    stats: SenderStats,
+    /// Set when the state an observer traces (cwnd, ssthresh, srtt, rto, ca) changed.
+    pub trace_dirty: bool,
+}
+
+impl TcpSender {
+    /// A sender for `bytes` of data (`None` = bulk) with initial ssthresh override
+    /// `cbi_ssthresh` (RFC 2140 reuse).
+    pub fn new(
+        cfg: TcpConfig,
+        cc: Box<dyn CongestionControl>,
+        bytes: Option<u64>,
+        cbi_ssthresh: Option<u64>,
+    ) -> Self {
+        let mss = cfg.mss;
+        let ssthresh = cbi_ssthresh.or(cfg.initial_ssthresh).unwrap_or(u64::MAX);
+        let w = Window::new(cfg.iw.bytes(mss), ssthresh, mss, cfg.byte_counting, cfg.abc_limit);
+        let rtt = RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto);
+        let scoreboard = cfg.sack.then(|| Scoreboard::new(mss, cfg.dupack_threshold));
+        TcpSender {
+            cc,
+            w,
+            rtt,
+            phase: Phase::Idle,
+            ca: CaState::Open,
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            data_end: bytes.map_or(u64::MAX, |b| 1 + b),
+            has_fin: bytes.is_some(),
+            app_stopped: false,
+            rwnd: u64::MAX,
+            dupacks: 0,
+            recover: 0,
+            timed: None,
+            rto_timer: LazyTimer::default(),
+            syn_sent_at: SimTime::ZERO,
+            syn_attempts: 0,
+            tx_counter: 0,
+            scoreboard,
+            frto: Frto::Off,
+            cwnd_limited: true,
+            stats: SenderStats::default(),
+            trace_dirty: true,
+            cfg,
+        }
+    }
+
+    pub fn phase(&self) -> Phase {
+        self.phase
+    }
+    pub fn ca_state(&self) -> CaState {
+        self.ca
+    }
+    pub fn stats(&self) -> SenderStats {
+        self.stats
+    }
+    pub fn rtt(&self) -> &RttEstimator {
+        &self.rtt
+    }
+    pub fn snd_una(&self) -> u64 {
+        self.snd_una
+    }
+    pub fn snd_max(&self) -> u64 {
+        self.snd_max
+    }
+    /// Bytes sent and not yet cumulatively acknowledged.
+    pub fn flight_size(&self) -> u64 {
+        self.snd_max - self.snd_una
+    }
+    /// Whether every data byte (and the FIN) is acknowledged.
+    pub fn all_acked(&self) -> bool {
+        self.has_fin && self.snd_una >= self.data_end + 1
+    }
+
+    /// Opens the connection: sends the SYN.
+    pub fn open(&mut self, now: SimTime, out: &mut Outbox) {
+        self.phase = Phase::SynSent;
+        self.send_syn(now, out);
+    }
+
+    /// The application stops offering new data (bulk flows at their stop time).
+    pub fn stop_app(&mut self) {
+        self.app_stopped = true;
+    }
+
+    fn send_syn(&mut self, now: SimTime, out: &mut Outbox) {
+        self.syn_attempts += 1;
+        self.syn_sent_at = now;
+        self.tx_counter += 1;
+        let hdr = TcpHeader { seq: 0, flags: FLAG_SYN, tx_id: self.tx_counter, ..Default::default() };
+        out.segments.push(Segment { hdr, size: self.cfg.header_bytes });
+        self.snd_max = 1;
+        self.snd_nxt = 1;
+        self.rto_timer.arm(TimerKind::Rto, now + self.rtt.rto(), out);
+    }
+
+    /// Processes an ACK (or SYN-ACK) from the receiver.
+    pub fn on_ack(&mut self, hdr: &TcpHeader, now: SimTime, out: &mut Outbox) {
+        match self.phase {
+            Phase::SynSent if hdr.is_syn() && hdr.ack >= 1 => self.on_syn_ack(now, out),
+            Phase::Established => self.on_data_ack(hdr, now, out),
+            _ => {}
+        }
+    }
+
+    fn on_syn_ack(&mut self, now: SimTime, out: &mut Outbox) {
+        self.phase = Phase::Established;
+        self.snd_una = 1;
+        self.snd_nxt = 1;
+        self.snd_max = 1;
+        if self.syn_attempts == 1 {
+            // Karn: only an unambiguous SYN gives a sample.
+            self.rtt.sample(now - self.syn_sent_at);
+        } else {
+            // RFC 6298 §5.7 and RFC 5681 §3.1 after a SYN timeout.
+            if self.cfg.initial_rto < SimDuration::from_secs(3) {
+                self.rtt.reset_rto(SimDuration::from_secs(3));
+            }
+            self.w.cwnd = self.w.cwnd.min(self.cfg.mss as u64);
+        }
+        self.rto_timer.cancel();
+        self.trace_dirty = true;
+        self.try_send(now, out);
+    }
+
+    fn on_data_ack(&mut self, hdr: &TcpHeader, now: SimTime, out: &mut Outbox) {
+        let ack = hdr.ack;
+        if ack > self.snd_max {
+            return; // acknowledges data never sent: ignore (RFC 9293 §3.10.7.4)
+        }
+        self.rwnd = hdr.wnd;
+        let prior_in_flight = self.flight_size();
+        let mut sack_new = false;
+        if let Some(sb) = self.scoreboard.as_mut() {
+            sack_new = sb.on_ack(ack, hdr.sack_blocks()).new_sack_info;
+        }
+        if ack > self.snd_una {
+            let acked = ack - self.snd_una;
+            self.snd_una = ack;
+            if self.snd_nxt < ack {
+                self.snd_nxt = ack;
+            }
+            self.take_rtt_sample(ack, now);
+            self.dupacks = 0;
+            self.on_new_ack(acked, prior_in_flight, now, out);
+        } else if ack == self.snd_una && hdr.len == 0 && self.flight_size() > 0 {
+            let is_dup = self.scoreboard.is_none() || sack_new;
+            if is_dup {
+                self.dupacks += 1;
+                match self.frto {
+                    // RFC 5682 §2 step 2a: a duplicate first ACK: conventional recovery.
+                    Frto::AwaitFirst => self.frto = Frto::Off,
+                    // Step 3a: a duplicate second ACK: the RTO was genuine; cwnd <= 3 MSS
+                    // and go back to retransmit from snd_una.
+                    Frto::AwaitSecond => {
+                        self.frto = Frto::Off;
+                        self.w.cwnd = self.w.cwnd.min(3 * self.cfg.mss as u64);
+                        self.snd_nxt = self.snd_una;
+                    }
+                    Frto::Off => self.on_dupack(now, out),
+                }
+            }
+        }
+        self.try_send(now, out);
+        if self.all_acked() {
+            self.phase = Phase::Closed;
+            self.rto_timer.cancel();
+        }
+        self.trace_dirty = true;
+    }
+
+    fn take_rtt_sample(&mut self, ack: u64, now: SimTime) {
+        if let Some((end, sent)) = self.timed {
+            if ack >= end {
+                let r = now - sent;
+                self.rtt.sample(r);
+                self.cc.on_rtt_sample(r, now);
+                self.timed = None;
+            }
+        }
+    }
+
+    fn on_new_ack(&mut self, acked: u64, prior_in_flight: u64, now: SimTime, out: &mut Outbox) {
+        let info = AckInfo {
+            now,
+            acked_bytes: acked,
+            rtt: self.rtt.latest(),
+            srtt: self.rtt.srtt(),
+            min_rtt: self.rtt.min_rtt(),
+            in_flight: prior_in_flight,
+            cwnd_limited: self.cwnd_limited,
+        };
+        match self.ca {
+            CaState::Recovery => {
+                if self.snd_una > self.recover {
+                    // Full ACK: leave recovery (RFC 6582 §3.2 step 3, option 1; RFC 6675 §5).
+                    let flight = self.flight_size();
+                    self.w.cwnd = if self.scoreboard.is_some() {
+                        self.w.ssthresh
+                    } else {
+                        self.w.ssthresh.min(flight.max(self.cfg.mss as u64) + self.cfg.mss as u64)
+                    };
+                    self.set_ca(CaState::Open, now);
+                } else if self.scoreboard.is_none() {
+                    // Partial ACK (RFC 6582 §3.2 step 4): retransmit the next hole,
+                    // deflate by the amount acked, add back one MSS if >= MSS acked.
+                    self.retransmit_at(self.snd_una, now, out);
+                    self.w.cwnd = self.w.cwnd.saturating_sub(acked);
+                    if acked >= self.cfg.mss as u64 {
+                        self.w.cwnd += self.cfg.mss as u64;
+                    }
+                    self.w.cwnd = self.w.cwnd.max(self.cfg.mss as u64);
+                }
+            }
+            CaState::Loss => {
+                match self.frto {
+                    Frto::AwaitFirst => {
+                        if self.snd_una <= self.recover {
+                            // RFC 5682 §2 step 2b: send up to two new segments.
+                            self.frto = Frto::AwaitSecond;
+                            self.snd_nxt = self.snd_max;
+                        } else {
+                            self.frto = Frto::Off;
+                        }
+                    }
+                    Frto::AwaitSecond => {
+                        // Step 3b: the window advanced again: the timeout was spurious.
+                        // Response (RFC 5682 §3, the conservative one): keep the halved
+                        // ssthresh and continue in congestion avoidance from it instead of
+                        // slow-starting from one segment; no go-back-N.
+                        self.frto = Frto::Off;
+                        self.stats.frto_spurious += 1;
+                        self.w.cwnd = self.w.ssthresh.max(2 * self.cfg.mss as u64);
+                        self.set_ca(CaState::Open, now);
+                    }
+                    Frto::Off => {}
+                }
+                if self.ca == CaState::Loss {
+                    if self.snd_una > self.recover {
+                        self.set_ca(CaState::Open, now);
+                        if self.scoreboard.is_some() {
+                            self.snd_nxt = self.snd_max;
+                        }
+                    }
+                    self.cc.on_ack(&mut self.w, &info);
+                }
+            }
+            CaState::Open => self.cc.on_ack(&mut self.w, &info),
+        }
+        // RFC 6298 §5.3: restart the timer when new data is acked; stop it when all is.
+        if self.flight_size() > 0 {
+            self.rto_timer.arm(TimerKind::Rto, now + self.rtt.rto(), out);
+        } else {
+            self.rto_timer.cancel();
+        }
+    }
+
+    fn on_dupack(&mut self, now: SimTime, out: &mut Outbox) {
+        match self.ca {
+            CaState::Open => {
+                let lost_by_sack = self
+                    .scoreboard
+                    .as_ref()
+                    .is_some_and(|sb| sb.is_lost(self.snd_una));
+                // RFC 6582 §3.2 step 2: no new fast retransmit until snd_una passes the
+                // previous recovery point (which an RTO also sets).
+                if (self.dupacks >= self.cfg.dupack_threshold || lost_by_sack) && self.snd_una > self.recover {
+                    self.enter_recovery(now, out);
+                }
+            }
+            CaState::Recovery if self.scoreboard.is_none() => {
+                // RFC 6582 §3.2 step 3 (RFC 5681 §3.2 step 4): inflate by one MSS.
+                self.w.cwnd += self.cfg.mss as u64;
+            }
+            _ => {}
+        }
+    }
+
+    fn enter_recovery(&mut self, now: SimTime, out: &mut Outbox) {
+        let flight = self.flight_size();
+        self.w.ssthresh = self.cc.ssthresh_after_loss(&self.w, flight);
+        self.recover = self.snd_max - 1;
+        self.stats.fast_retransmits += 1;
+        self.set_ca(CaState::Recovery, now);
+        self.timed = None;
+        if let Some(sb) = self.scoreboard.as_mut() {
+            // RFC 6675 §5 step (4): RecoveryPoint = HighData, cwnd = ssthresh,
+            // retransmit the first segment; then transmission is pipe-driven.
+            self.w.cwnd = self.w.ssthresh;
+            if let Some((seq, _)) = sb.enter_recovery() {
+                self.retransmit_at(seq, now, out);
+            }
+        } else {
+            // RFC 6582 §3.2 step 2: retransmit, cwnd = ssthresh + 3 MSS.
+            self.retransmit_at(self.snd_una, now, out);
+            self.w.cwnd = self.w.ssthresh + self.cfg.dupack_threshold as u64 * self.cfg.mss as u64;
+        }
+        self.rto_timer.arm(TimerKind::Rto, now + self.rtt.rto(), out);
+    }
+
+    fn set_ca(&mut self, to: CaState, now: SimTime) {
+        if self.ca != to {
+            let from = self.ca;
+            self.ca = to;
+            self.cc.on_state_change(&mut self.w, from, to, now);
+        }
+    }
+
+    /// The timer event of generation `gen`. Returns the RTO taken, if one fired.
+    pub fn on_timer(&mut self, gen: u32, now: SimTime, out: &mut Outbox) -> Option<RtoEvent> {
+        if !self.rto_timer.fire(TimerKind::Rto, gen, now, out) {
+            return None;
+        }
+        self.trace_dirty = true;
+        match self.phase {
+            Phase::SynSent => {
+                if self.syn_attempts > self.cfg.syn_retries {
+                    self.phase = Phase::Closed;
+                    return None;
+                }
+                self.stats.syn_retransmits += 1;
+                self.rtt.backoff();
+                self.send_syn(now, out);
+                Some(RtoEvent { seq: 0, tx_id: self.tx_counter })
+            }
+            Phase::Established => {
+                self.stats.rtos += 1;
+                let first_timeout = self.rtt.backoffs() == 0;
+                if first_timeout || self.ca != CaState::Loss {
+                    let flight = self.flight_size();
+                    self.w.ssthresh = self.cc.ssthresh_after_loss(&self.w, flight);
+                }
+                self.w.cwnd = self.cfg.mss as u64; // LossWindow (RFC 5681 §3.1)
+                self.w.bytes_acked = 0;
+                self.rtt.backoff();
+                self.recover = self.snd_max - 1;
+                self.dupacks = 0;
+                self.timed = None;
+                self.set_ca(CaState::Loss, now);
+                self.cc.on_rto(&mut self.w, now);
+                if let Some(sb) = self.scoreboard.as_mut() {
+                    sb.mark_all_lost_for_rto();
+                }
+                self.frto = if self.cfg.frto && self.scoreboard.is_none() { Frto::AwaitFirst } else { Frto::Off };
+                // Go-back-N from snd_una (RFC 5681 §3.1; RFC 6298 §5.4).
+                self.snd_nxt = self.snd_una;
+                let seq = self.snd_una;
+                self.send_segment_at(seq, now, out);
+                self.rto_timer.arm(TimerKind::Rto, now + self.rtt.rto(), out);
+                Some(RtoEvent { seq, tx_id: self.tx_counter })
+            }
+            _ => None,
+        }
+    }
+
+    /// Length and FIN flag of the segment starting at `seq`.
+    fn segment_at(&self, seq: u64) -> (u32, bool) {
+        let mss = self.cfg.mss as u64;
+        if seq >= self.data_end {
+            return (0, self.has_fin);
+        }
+        let len = mss.min(self.data_end - seq);
+        let fin = self.has_fin && seq + len == self.data_end;
+        (len as u32, fin)
+    }
+
+    /// Sends the segment starting at `seq`, new or retransmitted, and advances snd_nxt.
+    fn send_segment_at(&mut self, seq: u64, now: SimTime, out: &mut Outbox) {
+        let (len, fin) = self.segment_at(seq);
+        let end = seq + len as u64 + fin as u64;
+        let retransmission = seq < self.snd_max;
+        self.tx_counter += 1;
+        let mut flags = FLAG_ACK;
+        if fin {
+            flags |= FLAG_FIN;
+        }
+        let hdr = TcpHeader {
+            seq,
+            ack: 1,
+            len,
+            flags,
+            tx_id: self.tx_counter,
+            ss_hint: self.w.in_slow_start(),
+            ..Default::default()
+        };
+        out.segments.push(Segment { hdr, size: len + self.cfg.header_bytes });
+        self.stats.segs_sent += 1;
+        self.stats.bytes_sent += len as u64;
+        if retransmission {
+            self.stats.retransmits += 1;
+            // Karn: a retransmission invalidates a timed segment it overlaps.
+            if self.timed.is_some_and(|(e, _)| e > seq) {
+                self.timed = None;
+            }
+        } else if self.timed.is_none() {
+            self.timed = Some((end, now));
+        }
+        if let Some(sb) = self.scoreboard.as_mut() {
+            sb.on_send(seq, len + fin as u32, retransmission);
+        }
+        self.snd_nxt = self.snd_nxt.max(end);
+        if end > self.snd_max {
+            self.snd_max = end;
+        }
+        self.cc.on_packet_sent(now, len + self.cfg.header_bytes, self.snd_max - self.snd_una);
+        if self.rto_timer.deadline().is_none() {
+            self.rto_timer.arm(TimerKind::Rto, now + self.rtt.rto(), out);
+        }
+    }
+
+    /// Retransmits the segment at `seq` without moving snd_nxt.
+    fn retransmit_at(&mut self, seq: u64, now: SimTime, out: &mut Outbox) {
+        let nxt = self.snd_nxt;
+        self.send_segment_at(seq, now, out);
+        self.snd_nxt = nxt;
+    }
+
+    fn has_unsent_data(&self, seq: u64) -> bool {
+        if self.app_stopped && seq >= self.snd_max {
+            return false;
+        }
+        seq < self.data_end || (self.has_fin && seq == self.data_end)
+    }
+
+    /// Sends what the windows allow.
+    fn try_send(&mut self, now: SimTime, out: &mut Outbox) {
+        if self.phase != Phase::Established {
+            return;
+        }
+        let mss = self.cfg.mss as u64;
+        if self.scoreboard.is_some() && self.ca != CaState::Open && self.frto != Frto::AwaitSecond {
+            self.pipe_send(now, out);
+            return;
+        }
+        let mut limited_by_cwnd = false;
+        loop {
+            let seq = self.snd_nxt;
+            if !self.has_unsent_data(seq) {
+                break;
+            }
+            let (len, fin) = self.segment_at(seq);
+            let seg = (len as u64).max(1);
+            let in_flight = self.snd_nxt - self.snd_una;
+            let mut window = self.w.cwnd;
+            if self.ca == CaState::Open && self.cfg.limited_transmit && self.dupacks > 0 && self.dupacks < self.cfg.dupack_threshold {
+                // RFC 3042 §2: one extra segment per duplicate ACK, new data only.
+                if seq >= self.snd_max {
+                    window += self.dupacks as u64 * mss;
+                }
+            }
+            if self.frto == Frto::AwaitSecond {
+                // RFC 5682 §2 step 2b: up to two new segments beyond the flight.
+                window = window.max(in_flight + 2 * mss);
+            }
+            // Linux quirk (seed 001): the segment carrying the FIN goes out whatever cwnd says.
+            let cwnd_ok = in_flight + seg <= window
+                || (fin && self.cfg.fin_ignores_cwnd && seq >= self.snd_max);
+            let rwnd_ok = seq + seg <= self.snd_una.saturating_add(self.rwnd.max(mss));
+            if !cwnd_ok {
+                limited_by_cwnd = true;
+                break;
+            }
+            if !rwnd_ok {
+                break;
+            }
+            self.send_segment_at(seq, now, out);
+        }
+        self.cwnd_limited = limited_by_cwnd || self.snd_nxt - self.snd_una + mss > self.w.cwnd;
+    }
+
+    /// RFC 6675 §5 step (C), and §5.1 after an RTO: while cwnd - pipe >= 1 SMSS,
+    /// send what NextSeg() chooses (lost segments first, in order, then new data).
+    fn pipe_send(&mut self, now: SimTime, out: &mut Outbox) {
+        use super::scoreboard::NextSeg;
+        let mss = self.cfg.mss as u64;
+        loop {
+            let new_data_ok = self.has_unsent_data(self.snd_max)
+                && self.snd_max + mss <= self.snd_una.saturating_add(self.rwnd.max(mss));
+            let sb = self.scoreboard.as_mut().expect("pipe_send without scoreboard");
+            if self.w.cwnd < sb.pipe() + mss {
+                break;
+            }
+            match sb.next_seg(new_data_ok) {
+                NextSeg::Retransmit { seq, .. } => self.retransmit_at(seq, now, out),
+                NextSeg::NewData => {
+                    self.snd_nxt = self.snd_max;
+                    self.send_segment_at(self.snd_max, now, out);
+                }
+                NextSeg::Nothing => break,
+            }
+        }
+        self.cwnd_limited = true;
+    }
+}
