@@ -57,7 +57,7 @@ def main() -> int:
     result = json.loads(_core.run(json.dumps(DEMO_SCENARIO), 1))
     flows = result["flows"]
     table = Table(title=f"{DEMO_SCENARIO['name']} (seed 1, digest {result['meta']['digest']})")
-    for col in ("flow", "group", "start [s]", "elapsed [s]", "goodput [kbit/s]", "retx", "RTOs", "spurious"):
+    for col in ("flow", "group", "start (s)", "elapsed (s)", "goodput (kbit/s)", "retx", "RTOs", "spurious"):
         table.add_column(col, justify="right")
     for i in range(len(flows["flow_id"])):
         elapsed = flows["elapsed_s"][i]

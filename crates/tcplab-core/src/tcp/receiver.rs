@@ -53,6 +53,8 @@ pub struct TcpReceiver {
     unacked_segments: u32,
     delack: LazyTimer,
     fin_received: bool,
+    /// Sequence number of the FIN once any segment carrying it arrived (in order or not).
+    fin_seq: Option<u64>,
     delivered: u64,
     acks_sent: u64,
 }
@@ -75,6 +77,7 @@ impl TcpReceiver {
             unacked_segments: 0,
             delack: LazyTimer::default(),
             fin_received: false,
+            fin_seq: None,
             delivered: 0,
             acks_sent: 0,
         }
@@ -116,6 +119,9 @@ impl TcpReceiver {
             self.send_ack(FLAG_ACK, out);
             return arrival;
         }
+        if hdr.is_fin() {
+            self.fin_seq = Some(end - 1);
+        }
         let had_gap = !self.ooo.is_empty();
         if start <= self.rcv_nxt {
             let before = self.rcv_nxt;
@@ -129,11 +135,13 @@ impl TcpReceiver {
                 self.ooo_bytes -= b.end - b.start;
                 self.ooo.remove(0);
             }
-            let mut newly = self.rcv_nxt - before;
-            if hdr.is_fin() && self.rcv_nxt >= end {
+            // Data bytes are [1, fin_seq); the FIN's own sequence number carries none,
+            // wherever it arrived (it may have been buffered out of order).
+            let data_end = |x: u64| self.fin_seq.map_or(x, |f| x.min(f));
+            let newly = data_end(self.rcv_nxt) - data_end(before);
+            if !self.fin_received && self.fin_seq.is_some_and(|f| self.rcv_nxt > f) {
                 self.fin_received = true;
                 arrival.finished = true;
-                newly -= 1; // the FIN's sequence number carries no data
             }
             self.delivered += newly;
             arrival.delivered = newly;
@@ -314,6 +322,20 @@ mod tests {
         assert_eq!(a.delivered, 0);
         assert_eq!(out.segments.len(), 1);
         assert_eq!(r.delivered(), 500);
+    }
+
+    #[test]
+    fn out_of_order_fin_is_not_counted_as_data() {
+        let (mut r, mut out) = rx("ns2-sack");
+        let mut last = data(501, 500);
+        last.flags |= FLAG_FIN; // data 501..1000, FIN at 1001
+        let a = r.on_segment(&last, SimTime(0), &mut out);
+        assert!(!a.finished && a.delivered == 0);
+        let a = r.on_segment(&data(1, 500), SimTime(1), &mut out);
+        assert!(a.finished);
+        assert_eq!(a.delivered, 1000);
+        assert_eq!(r.delivered(), 1000);
+        assert_eq!(out.segments.last().unwrap().hdr.ack, 1002);
     }
 
     #[test]
