@@ -35,7 +35,7 @@ test-python: install
 
 bench: install
 	cargo bench -p tcplab-core --bench engine
-	$(BIN)/tcplab bench
+	$(BIN)/python -c "import tcplab._core as c; [print(c.bench(n)) for n in c.bench_scenarios()]"
 
 clean:
 	rm -rf $(VENV) target
