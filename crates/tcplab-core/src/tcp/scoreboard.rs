@@ -21,7 +21,8 @@
 //!            if sb.in_recovery() {
 //!                while cwnd - sb.pipe() >= SMSS {                            // (C), (C.5)
 //!                    match sb.next_seg(have_unsent_data && rwnd_allows) {    // (C.1)
-//!                        NextSeg::Retransmit { seq, len, .. } => { send; sb.on_send(seq, len, true) }
+//!                        NextSeg::Retransmit { seq, len, .. } => {
+//!                            send(seq, len); sb.on_send(seq, len, true) }
 //!                        NextSeg::NewData => { send new; sb.on_send(sb.snd_max(), len, false) }
 //!                        NextSeg::Nothing => break,
 //!                    }
@@ -57,53 +58,68 @@
 //!    SACKed octets lying above SeqNum. Contiguous SACKed segments form one run and
 //!    count through the byte rule instead: SACKs of segments 2, 3, 4 over a hole at 1
 //!    are one run but 3 * SMSS > 2 * SMSS bytes, so 1 is lost.
-//! 2. RFC 3517 used "(DupThresh * SMSS) bytes"; RFC 6675 "more than (DupThresh - 1) *
-//!    SMSS bytes". We follow RFC 6675 for both seeds; the two agree whenever SACKed
-//!    segments are full-sized, and differ only for runs of sub-MSS segments.
+//! 2. RFC 3517's IsLost() asked for DupThresh * SMSS SACKed bytes above SeqNum; RFC
+//!    6675 asks for more than (DupThresh - 1) * SMSS. We follow RFC 6675 for both seeds.
+//!    The two agree while every SACKed segment is full-sized, and differ only once a
+//!    shorter one (the last of a transfer) or a partial block is SACKed.
 //! 3. The RFC's variables name octets (HighACK = the highest octet acknowledged,
 //!    HighRxt = the highest octet retransmitted); this board stores exclusive ends:
 //!    `snd_una`, `snd_max`, `high_rxt` (one past the last octet retransmitted),
 //!    `highest_sacked()` (one past the highest SACKed octet), `recovery_point()` (snd_max
 //!    at entry). Hence rule (1.a) "S2 > HighRxt" is `s2 >= high_rxt`, (1.b) is
-//!    `s2 < highest_sacked`, (A) is `snd_una >= recovery_point`, and rule (4)'s "HighACK
-//!    > RescueRxt" is `snd_una >= rescue_rxt`: the ACK for the fast retransmission
-//!    itself (snd_una reaching the end of that segment) permits the rescue; a literal
-//!    octet reading would need one more octet acknowledged, which a partial ACK that
-//!    stops at the next hole never provides.
-//! 4. IsLost(S) can only become true for lower S (both counts above S only grow as S
-//!    falls) and only more true over time (SACK information only grows), so the lost
-//!    octets are always the unSACKed octets of a prefix [snd_una, lost_end). The board
-//!    keeps `lost_end` instead of per-segment lost flags; `is_lost(s)` is "s unSACKed and
-//!    below lost_end". For a SACKed or out-of-window `s` it is false.
-//! 5. SetPipe() step (b) adds an octet "if S1 <= HighRxt"; the board adds it if S1's
-//!    segment has been retransmitted (since it was sent, or since the last RTO). Within
-//!    one recovery the two agree (retransmissions run in sequence order above HighRxt),
-//!    except for the rescue retransmission, which RFC 6675 does not let move HighRxt and
-//!    so never counts in pipe; we count it, like Linux's `retrans_out`, which is the
-//!    conservative choice. The flag also makes pipe right outside recovery (go-back-N
-//!    after an RTO), where HighRxt is not defined.
-//! 6. Retransmissions reuse the original segment boundaries (tcplab never resegments):
+//!    `s2 < highest_sacked`, and (A) is `snd_una >= recovery_point`. Rule (4)'s
+//!    condition "HighACK > RescueRxt" becomes `snd_una >= rescue_rxt`: the ACK for the
+//!    fast retransmission itself (snd_una reaching the end of that segment) permits the
+//!    rescue. Read octet by octet it would need one more octet acknowledged, which a
+//!    partial ACK stopping at the next hole never provides.
+//! 4. IsLost(S) is monotone in S (both counts above S only grow as S falls), so at any
+//!    moment the lost octets are the unSACKed octets of a prefix [snd_una, lost_end).
+//!    The board keeps `lost_end` instead of per-segment lost flags and moves it on each
+//!    ACK that brings new SACK information (the "update, then mark losses" pass);
+//!    `is_lost(s)` is "s unSACKed, snd_una <= s < lost_end", false for SACKed octets and
+//!    outside the window.
+//! 5. Losses are latched: `lost_end` never moves down, so an octet once deemed lost stays
+//!    lost until it is SACKed or acked (Linux's lost marks behave the same way). The
+//!    RFC's IsLost() is a pure function of the current scoreboard and can turn false
+//!    again in one case: SACKed runs above the octet merge (the holes between them get
+//!    SACKed) while their octets stay at or under (DupThresh - 1) * SMSS, so the run
+//!    count falls below DupThresh and the byte rule does not take over. That needs
+//!    SACKed runs shorter than SMSS (tiny segments or partial blocks): with
+//!    full-sized segments DupThresh runs already hold more than (DupThresh - 1) * SMSS
+//!    octets and the byte rule, which only grows, agrees with the latch. Merging runs
+//!    means more data arrived above the hole, not less, so un-losing it would be wrong.
+//! 6. SetPipe() step (b) adds an octet "if S1 <= HighRxt"; the board adds it if S1's
+//!    segment has been retransmitted (since it was sent, or since the last RTO). For
+//!    retransmissions chosen by NextSeg within one recovery the two agree (rules (1) and
+//!    (3) take the lowest unSACKed octet above HighRxt, so every unSACKed octet below
+//!    HighRxt has been resent), except for the rescue retransmission, which may not move
+//!    HighRxt and so never counts in the RFC's pipe. We count it, as Linux's
+//!    `retrans_out` does: it is in flight, and counting it is the conservative choice.
+//!    The flags also keep pipe right outside recovery (go-back-N after an RTO), where
+//!    HighRxt is not defined.
+//! 7. Retransmissions reuse the original segment boundaries (tcplab never resegments):
 //!    NextSeg returns the whole segment containing the chosen octet, SACKed octets of a
 //!    partially SACKed segment included. Pipe counts only its unSACKed octets. The one
 //!    exception is the segment at snd_una after a cumulative ACK that ended inside it,
 //!    which is trimmed to start at snd_una.
-//! 7. RTO (§5.1): RFC 2018 §8 says the sender SHOULD turn off its SACKed bits after an
-//!    RTO because the receiver may have reneged, and RFC 6675 §5.1 leaves that in place
-//!    while noting that keeping SACK information is reasonable given reneging detection.
-//!    Like Linux (which discards it only when it suspects reneging), the board keeps the
-//!    SACK information, marks every unSACKed octet lost, clears the retransmitted flags
-//!    (pipe drops to 0, and go-back-N retransmissions count once each), sets HighRxt =
-//!    snd_una and RecoveryPoint = snd_max, and leaves recovery. NextSeg rule (1) then
-//!    returns the unSACKed segments in order: the "fill in the holes" selection §5.1
-//!    suggests after an RTO. The segment at snd_una is never SACKed (its SACK would have
-//!    moved the cumulative ACK unless the receiver reneged), so RFC 2018's "MUST
-//!    retransmit the left edge" holds. Reneging itself is not detected.
-//! 8. Rules (3) and (4) apply only inside a recovery (they exist to keep its ACK clock
+//! 8. RTO (§5.1): RFC 2018 §8 says the sender SHOULD turn off its SACKed bits after an
+//!    RTO because the receiver may have reneged. RFC 6675 §5.1 does not change that, but
+//!    notes the view that SACK information may be kept across an RTO where reneging is
+//!    detected robustly. Like Linux (which discards it only when it suspects reneging),
+//!    the board keeps the SACK information, marks every unSACKed octet lost, clears the
+//!    retransmitted flags (pipe drops to 0, and go-back-N retransmissions count once
+//!    each), sets HighRxt = snd_una and RecoveryPoint = snd_max, and leaves recovery.
+//!    NextSeg rule (1) then returns the unSACKed segments in order, the plain "fill in
+//!    the holes" selection §5.1 considers reasonable after an RTO. The segment at
+//!    snd_una is never SACKed (its SACK would have moved the cumulative ACK unless the
+//!    receiver reneged), so RFC 2018's "MUST retransmit the left edge" holds. Reneging
+//!    itself is not detected.
+//! 9. Rules (3) and (4) apply only inside a recovery (they exist to keep its ACK clock
 //!    going); rule (1) also applies outside, for the post-RTO go-back-N. Limited
 //!    Transmit ((3) of §5) sends new data directly and needs no NextSeg.
-//! 9. The board tracks payload octets only: a cumulative ACK beyond snd_max (a FIN's
-//!    sequence number) is clamped to snd_max, and zero-length sends are ignored. The
-//!    first send on an empty board starts it at that sequence number.
+//! 10. The board tracks payload octets only: a cumulative ACK beyond snd_max (a FIN's
+//!     sequence number) is clamped to snd_max, and zero-length sends are ignored. The
+//!     first send on an empty board starts it at that sequence number.
 //!
 //! # Complexity
 //!
@@ -380,7 +396,10 @@ impl Scoreboard {
         let lo = seq.max(self.una);
         let hi = end.min(self.max);
         if lo < hi {
-            debug_assert!(is_retransmission, "on_send: [{seq}, {end}) resends data but is not flagged as a retransmission");
+            debug_assert!(
+                is_retransmission,
+                "on_send: [{seq}, {end}) resends data but is not flagged as a retransmission"
+            );
             self.mark_retransmitted(lo, hi);
             if self.pending_rescue == Some(seq) {
                 self.pending_rescue = None;
@@ -389,10 +408,22 @@ impl Scoreboard {
             }
         }
         if end > self.max {
-            assert!(seq <= self.max, "on_send: new data at {seq} leaves a gap after snd_max {}", self.max);
-            debug_assert!(!is_retransmission || seq < self.max, "on_send: [{seq}, {end}) is new data flagged as a retransmission");
+            assert!(
+                seq <= self.max,
+                "on_send: new data at {seq} leaves a gap after snd_max {}",
+                self.max
+            );
+            debug_assert!(
+                !is_retransmission || seq < self.max,
+                "on_send: [{seq}, {end}) is new data flagged as a retransmission"
+            );
             let start = seq.max(self.max);
-            self.segs.push_back(Seg { seq: start, len: (end - start) as u32, sacked: 0, retx: false });
+            self.segs.push_back(Seg {
+                seq: start,
+                len: (end - start) as u32,
+                sacked: 0,
+                retx: false,
+            });
             self.max = end;
         }
     }
@@ -426,11 +457,12 @@ impl Scoreboard {
         up
     }
 
-    /// RFC 6675 §5 step (4): enter loss recovery. RecoveryPoint = HighData (4.1);
+    /// RFC 6675 §5 step (4): enter loss recovery (only when `may_enter_recovery()`). RecoveryPoint = HighData (4.1);
     /// returns the segment at HighACK + 1 that (4.3) retransmits, and sets RescueRxt
     /// to its end (HighRxt follows when the caller reports the retransmission with
     /// `on_send(seq, len, true)`). `None` if nothing is outstanding.
     pub fn enter_recovery(&mut self) -> Option<(u64, u32)> {
+        debug_assert!(!self.in_recovery, "enter_recovery: already in loss recovery");
         let first = *self.segs.front()?;
         self.in_recovery = true;
         self.recovery_point = self.max;
@@ -693,5 +725,955 @@ impl Scoreboard {
         let k = self.segs.partition_point(|g| g.end() <= s);
         let g = self.segs[k];
         (g.seq, g.len)
+    }
+}
+
+#[cfg(test)]
+impl Scoreboard {
+    /// Recompute every maintained counter from the segment and run lists.
+    fn check_invariants(&self) {
+        assert!(self.una <= self.max);
+        assert!(self.una <= self.lost_end && self.lost_end <= self.max.max(self.una));
+        assert!(self.high_rxt >= self.una);
+        let mut at = self.una;
+        for s in &self.segs {
+            assert_eq!(s.seq, at, "segments not contiguous");
+            assert!(s.len > 0);
+            assert_eq!(
+                s.sacked as u64,
+                self.sacked_in(s.seq, s.end()),
+                "per-segment SACKed octets"
+            );
+            at = s.end();
+        }
+        assert_eq!(at, self.max, "segments do not end at snd_max");
+        let mut total = 0;
+        for (i, r) in self.runs.iter().enumerate() {
+            assert!(r.start < r.end && r.start >= self.una && r.end <= self.max);
+            if i > 0 {
+                assert!(self.runs[i - 1].end < r.start, "runs overlap or touch");
+            }
+            total += r.end - r.start;
+        }
+        assert_eq!(total, self.sacked_bytes);
+        let retx: u64 = self.segs.iter().filter(|s| s.retx).map(|s| s.unsacked()).sum();
+        assert_eq!(retx, self.retx_bytes);
+        let lost = (self.lost_end - self.una) - self.sacked_in(self.una, self.lost_end);
+        assert_eq!(lost, self.lost_bytes);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn blk(start: u64, end: u64) -> SackBlock {
+        SackBlock { start, end }
+    }
+
+    /// A board with `n` full segments of 1000 octets at 0, 1000, ... ("segment k" in the
+    /// comments is the 1-based k-th: [(k-1)*1000, k*1000)).
+    fn board(n: u64) -> Scoreboard {
+        let mut sb = Scoreboard::new(1000, 3);
+        for k in 0..n {
+            sb.on_send(k * 1000, 1000, false);
+        }
+        sb.check_invariants();
+        sb
+    }
+
+    fn retx(seq: u64, len: u32, rule: RetransmitRule) -> NextSeg {
+        NextSeg::Retransmit { seq, len, rule }
+    }
+
+    // RFC 6675 §4/§5 with one loss: segment 1 dropped, 2, 3, 4 SACKed one ACK at a time.
+    // SMSS = 1000, DupThresh = 3, so the byte rule needs more than 2 * 1000 SACKed
+    // octets above an octet. 2, 3, 4 form a single SACKed run, so the run rule (3 runs)
+    // never fires here: the bytes do.
+    #[test]
+    fn rfc6675_single_loss() {
+        let mut sb = board(10);
+        assert_eq!(sb.pipe(), 10_000); // 10 segments, none SACKed or lost
+
+        // SACK 2: 1 run, 1000 octets above segment 1 -> not lost. pipe = 10000 - 1000.
+        let up = sb.on_ack(0, &[blk(1000, 2000)]);
+        assert_eq!(
+            (up.newly_acked, up.newly_sacked, up.delivered, up.newly_lost),
+            (0, 1000, 1000, 0)
+        );
+        assert!(up.new_sack_info);
+        assert!(!sb.is_lost(0));
+        assert_eq!(sb.pipe(), 9000);
+
+        // SACK 2-3: 2000 octets above, not MORE than 2000 -> not lost. pipe = 10000 - 2000.
+        let up = sb.on_ack(0, &[blk(1000, 3000)]);
+        assert_eq!((up.newly_sacked, up.newly_lost), (1000, 0));
+        assert!(!sb.is_lost(999));
+        assert_eq!(sb.pipe(), 8000);
+
+        // SACK 2-4: 3000 > 2000 -> segment 1 lost. pipe = 10000 - 3000 SACKed - 1000 lost.
+        let up = sb.on_ack(0, &[blk(1000, 4000)]);
+        assert_eq!((up.newly_sacked, up.newly_lost), (1000, 1000));
+        assert!(sb.is_lost(0) && sb.is_lost(999));
+        assert!(!sb.is_lost(1000)); // SACKed
+        assert!(!sb.is_lost(4000)); // nothing SACKed above it
+        assert_eq!(
+            (sb.sacked_bytes(), sb.lost_bytes(), sb.highest_sacked()),
+            (3000, 1000, Some(4000))
+        );
+        assert_eq!(sb.pipe(), 6000);
+        sb.check_invariants();
+
+        // Enter recovery (4.3): retransmit segment 1. It is lost (+0) and retransmitted
+        // (+1000): pipe = 7000. HighRxt = 1000.
+        assert!(sb.may_enter_recovery());
+        assert_eq!(sb.enter_recovery(), Some((0, 1000)));
+        sb.on_send(0, 1000, true);
+        assert_eq!((sb.pipe(), sb.high_rxt(), sb.recovery_point()), (7000, 1000, 10_000));
+
+        // NextSeg: nothing lost above HighRxt -> rule (2) new data. Without new data:
+        // rule (3) needs an unSACKed octet above HighRxt below the highest SACK (4000),
+        // there is none; rule (4) waits for snd_una >= RescueRxt = 1000 -> nothing.
+        assert_eq!(sb.next_seg(true), NextSeg::NewData);
+        assert_eq!(sb.next_seg(false), NextSeg::Nothing);
+        sb.on_send(10_000, 1000, false); // segment 11
+        assert_eq!(sb.pipe(), 8000);
+
+        // The retransmission arrives: cum ACK 4000. 4000 octets acked, of which 3000 had
+        // been SACKed -> delivered 1000. Left: segments 5-11 = 7000, nothing SACKed/lost.
+        let up = sb.on_ack(4000, &[]);
+        assert_eq!((up.newly_acked, up.newly_sacked, up.delivered), (4000, 0, 1000));
+        assert!(!up.new_sack_info && !up.recovery_ended);
+        assert_eq!((sb.pipe(), sb.sacked_bytes(), sb.lost_bytes()), (7000, 0, 0));
+        assert!(sb.in_recovery()); // RecoveryPoint 10000 not reached
+
+        // Full ACK of RecoveryPoint ends the recovery (§5 (A)).
+        let up = sb.on_ack(10_000, &[]);
+        assert!(up.recovery_ended && !sb.in_recovery());
+        assert_eq!(sb.pipe(), 1000); // segment 11
+        sb.check_invariants();
+    }
+
+    // The run rule: segments of 100 octets (SMSS 1000), so SACKed octets never exceed
+    // (3 - 1) * 1000 and only "DupThresh discontiguous SACKed sequences" can mark a loss
+    // (the case §5 step (1)'s note is about). Segment k = [(k-1)*100, k*100).
+    #[test]
+    fn discontiguous_runs_rule_small_segments() {
+        let mut sb = Scoreboard::new(1000, 3);
+        for k in 0..10 {
+            sb.on_send(k * 100, 100, false);
+        }
+        // SACK 2, 4, 6 (given in reverse order): 3 runs above segment 1 -> lost;
+        // above 3: runs {4}, {6} = 2, 200 octets -> not lost; above 5: 1 run.
+        let up = sb.on_ack(0, &[blk(500, 600), blk(300, 400), blk(100, 200)]);
+        assert_eq!((up.newly_sacked, up.newly_lost), (300, 100));
+        assert!(sb.is_lost(0) && sb.is_lost(99));
+        assert!(!sb.is_lost(100) && !sb.is_lost(200) && !sb.is_lost(400));
+        // pipe = 1000 - 300 SACKed - 100 lost
+        assert_eq!(sb.pipe(), 600);
+
+        // SACK 8 as well: above 3 there are now 3 runs ({4}, {6}, {8}) -> lost.
+        // lost = segments 1 and 3 = 200; pipe = 1000 - 400 - 200 = 400.
+        let up = sb.on_ack(0, &[blk(700, 800)]);
+        assert_eq!((up.newly_sacked, up.newly_lost), (100, 100));
+        assert!(sb.is_lost(200) && !sb.is_lost(400));
+        assert_eq!((sb.lost_bytes(), sb.pipe()), (200, 400));
+        sb.check_invariants();
+    }
+
+    // Losses are latched (module doc, item 5). 100-octet segments, SMSS 1000.
+    #[test]
+    fn losses_are_latched_when_runs_merge() {
+        let mut sb = Scoreboard::new(1000, 3);
+        for k in 0..10 {
+            sb.on_send(k * 100, 100, false);
+        }
+        // Three partial blocks inside segment 2: 3 runs above segment 1 -> lost.
+        // pipe = 1000 - 60 SACKed - 100 lost = 840.
+        let up = sb.on_ack(0, &[blk(100, 120), blk(140, 160), blk(180, 200)]);
+        assert_eq!((up.newly_sacked, up.newly_lost), (60, 100));
+        assert_eq!(sb.pipe(), 840);
+        // Segment 2 complete: the runs merge into one of 100 octets, so the RFC's
+        // IsLost(0) would now be false (1 run, 100 <= 2000 octets). It stays lost:
+        // pipe = 1000 - 100 - 100 = 800 (the RFC's pure function would give 900).
+        let up = sb.on_ack(0, &[blk(100, 200)]);
+        assert_eq!((up.newly_sacked, up.newly_lost), (40, 0));
+        assert!(sb.is_lost(0));
+        assert_eq!(sb.pipe(), 800);
+        sb.check_invariants();
+    }
+
+    // Two holes (segments 1 and 3), then recovery with a partial ACK and the rescue.
+    #[test]
+    fn two_holes_and_rescue() {
+        let mut sb = board(10);
+        // SACK 2 and 4. Above segment 3: 1 run of 1000. Above segment 1: 2 runs, 2000
+        // octets (not more than 2000) -> nothing lost. pipe = 10000 - 2000.
+        sb.on_ack(0, &[blk(1000, 2000), blk(3000, 4000)]);
+        assert_eq!((sb.lost_bytes(), sb.pipe()), (0, 8000));
+
+        // SACK 4-5 (and 2 again). Above 3: 2000, no. Above 1: 2 runs, 3000 > 2000 ->
+        // lost. pipe = 10000 - 3000 - 1000.
+        let up = sb.on_ack(0, &[blk(3000, 5000), blk(1000, 2000)]);
+        assert_eq!((up.newly_sacked, up.newly_lost), (1000, 1000));
+        assert!(sb.is_lost(0) && !sb.is_lost(2000));
+        assert_eq!(sb.pipe(), 6000);
+
+        // SACK 4-6. Above 3: 3000 > 2000 -> lost. pipe = 10000 - 4000 - 2000 = 4000
+        // (segments 7-10).
+        let up = sb.on_ack(0, &[blk(3000, 6000), blk(1000, 2000)]);
+        assert_eq!((up.newly_sacked, up.newly_lost), (1000, 1000));
+        assert_eq!((sb.lost_bytes(), sb.pipe()), (2000, 4000));
+
+        // Recovery: (4.3) segment 1, then NextSeg rule (1) segment 3, then new data.
+        assert_eq!(sb.enter_recovery(), Some((0, 1000)));
+        sb.on_send(0, 1000, true);
+        assert_eq!(sb.pipe(), 5000);
+        assert_eq!(sb.next_seg(true), retx(2000, 1000, RetransmitRule::Lost));
+        sb.on_send(2000, 1000, true);
+        assert_eq!((sb.pipe(), sb.high_rxt()), (6000, 3000));
+        assert_eq!(sb.next_seg(true), NextSeg::NewData);
+        // No new data: rule (3) finds nothing unSACKed in [3000, 6000); rule (4) waits
+        // for snd_una >= RescueRxt = 1000.
+        assert_eq!(sb.next_seg(false), NextSeg::Nothing);
+
+        // Partial ACK 2000 (segment 1's retransmission): 2000 acked, 1000 of them
+        // SACKed before -> delivered 1000. Outstanding [2000, 10000) = 8000, SACKed
+        // 3000, segment 3 lost (-1000) but retransmitted (+1000): pipe = 5000.
+        let up = sb.on_ack(2000, &[blk(3000, 6000)]);
+        assert_eq!((up.newly_acked, up.delivered, up.newly_sacked), (2000, 1000, 0));
+        assert!(!up.new_sack_info);
+        assert_eq!(sb.pipe(), 5000);
+
+        // Now snd_una 2000 >= RescueRxt 1000: rule (4) resends the segment holding the
+        // highest unSACKed octet (9999: segment 10). HighRxt stays at 3000, RescueRxt
+        // becomes RecoveryPoint (10000), so there is no second rescue. pipe + 1000.
+        assert_eq!(sb.next_seg(false), retx(9000, 1000, RetransmitRule::Rescue));
+        sb.on_send(9000, 1000, true);
+        assert_eq!((sb.high_rxt(), sb.pipe()), (3000, 6000));
+        assert_eq!(sb.next_seg(false), NextSeg::Nothing);
+
+        let up = sb.on_ack(10_000, &[]);
+        assert!(up.recovery_ended);
+        assert_eq!((up.newly_acked, up.delivered), (8000, 5000)); // 3000 were SACKed
+        assert_eq!(sb.pipe(), 0);
+        assert!(sb.is_empty() && sb.may_enter_recovery());
+        sb.check_invariants();
+    }
+
+    // Blocks covering parts of segments count exactly the octets they cover.
+    #[test]
+    fn partial_coverage() {
+        let mut sb = board(10);
+        // [1500, 2500): the second half of segment 2, the first half of segment 3.
+        let up = sb.on_ack(0, &[blk(1500, 2500)]);
+        assert_eq!(up.newly_sacked, 1000);
+        assert!(
+            !sb.is_sacked(1499) && sb.is_sacked(1500) && sb.is_sacked(2499) && !sb.is_sacked(2500)
+        );
+        assert_eq!(sb.pipe(), 9000);
+
+        // [2500, 3000) merges: run [1500, 3000) = 1500 octets, not > 2000.
+        let up = sb.on_ack(0, &[blk(2500, 3000)]);
+        assert_eq!((up.newly_sacked, up.newly_lost), (500, 0));
+        assert_eq!((sb.sacked_bytes(), sb.pipe()), (1500, 8500));
+
+        // [3000, 3600): run [1500, 3600) = 2100 > 2000 -> the 1500 unSACKed octets
+        // below 1500 are lost (segment 1 and the first half of segment 2).
+        // pipe = 10000 - 2100 - 1500 = 6400.
+        let up = sb.on_ack(0, &[blk(3000, 3600)]);
+        assert_eq!((up.newly_sacked, up.newly_lost), (600, 1500));
+        assert!(sb.is_lost(1499) && !sb.is_lost(1500) && !sb.is_lost(3600));
+        assert_eq!(sb.pipe(), 6400);
+
+        // Recovery: segment 1 (+1000), then rule (1) gives all of segment 2 (its first
+        // unSACKed octet 1000 is lost); only its 500 unSACKed octets count: +500.
+        assert_eq!(sb.enter_recovery(), Some((0, 1000)));
+        sb.on_send(0, 1000, true);
+        assert_eq!(sb.pipe(), 7400);
+        assert_eq!(sb.next_seg(false), retx(1000, 1000, RetransmitRule::Lost));
+        sb.on_send(1000, 1000, true);
+        assert_eq!((sb.pipe(), sb.retransmitted_bytes()), (7900, 1500));
+        // Next unSACKed octet above HighRxt (2000) is 3600, the top of the SACKed run:
+        // not lost, not below the highest SACK -> nothing.
+        assert_eq!(sb.next_seg(false), NextSeg::Nothing);
+
+        // [3600, 4000) completes segment 4: -400. pipe = 10000 - 2500 - 1500 + 1500.
+        sb.on_ack(0, &[blk(3600, 4000)]);
+        assert_eq!(sb.pipe(), 7500);
+        sb.check_invariants();
+    }
+
+    // Blocks in any order, overlapping, duplicated, empty or inverted.
+    #[test]
+    fn blocks_unordered_overlapping_duplicate() {
+        let mut sb = board(10);
+        let blocks = [
+            blk(5000, 6000),
+            blk(2000, 3000),
+            blk(2500, 4000),
+            blk(2000, 3000),
+            blk(5500, 5800),
+            blk(7000, 7000),
+            blk(8000, 7500),
+        ];
+        // Union: [2000, 4000) + [5000, 6000) = 3000 octets, two runs. Below 2000 there
+        // are 2 runs and 3000 > 2000 octets above: [0, 2000) is lost. [4000, 5000) has
+        // 1 run of 1000 above: not lost. pipe = 10000 - 3000 - 2000.
+        let up = sb.on_ack(0, &blocks);
+        assert_eq!((up.newly_sacked, up.delivered, up.newly_lost), (3000, 3000, 2000));
+        assert_eq!((sb.sacked_bytes(), sb.highest_sacked()), (3000, Some(6000)));
+        assert!(sb.is_lost(1999) && !sb.is_lost(4000));
+        assert_eq!(sb.pipe(), 5000);
+        sb.check_invariants();
+        // The same ACK again carries nothing new: not a duplicate ACK under RFC 6675 §2.
+        let up = sb.on_ack(0, &blocks);
+        assert_eq!(up, AckUpdate::default());
+        // [4000, 5000) joins the two runs into [2000, 6000): the loss boundary stays at
+        // 2000. pipe = 10000 - 4000 - 2000.
+        let up = sb.on_ack(0, &[blk(4000, 5000)]);
+        assert_eq!((up.newly_sacked, up.newly_lost), (1000, 0));
+        assert_eq!(sb.runs.len(), 1);
+        assert_eq!(sb.pipe(), 4000);
+        sb.check_invariants();
+    }
+
+    // Parts of blocks below the cumulative ACK (D-SACKs) or above snd_max are ignored.
+    #[test]
+    fn blocks_below_cum_ack_ignored() {
+        let mut sb = board(10);
+        // D-SACK [1000, 2000) below the ACK of 3000: only the cumulative ACK counts.
+        let up = sb.on_ack(3000, &[blk(1000, 2000)]);
+        assert_eq!((up.newly_acked, up.newly_sacked, up.delivered), (3000, 0, 3000));
+        assert!(!up.new_sack_info);
+        // [2500, 4000) straddles snd_una: only [3000, 4000) is new.
+        let up = sb.on_ack(3000, &[blk(2500, 4000)]);
+        assert_eq!(up.newly_sacked, 1000);
+        // An old cumulative ACK changes nothing.
+        let up = sb.on_ack(1000, &[]);
+        assert_eq!(up, AckUpdate::default());
+        // [0, 20000) is clipped to [3000, 10000): 7000 octets, 1000 already SACKed.
+        let up = sb.on_ack(3000, &[blk(0, 20_000)]);
+        assert_eq!(up.newly_sacked, 6000);
+        assert_eq!((sb.sacked_bytes(), sb.outstanding(), sb.pipe()), (7000, 7000, 0));
+        // A cumulative ACK beyond snd_max (a FIN's sequence number) is clamped.
+        let up = sb.on_ack(10_001, &[]);
+        assert_eq!((up.newly_acked, up.delivered), (7000, 0));
+        assert!(sb.is_empty());
+        sb.check_invariants();
+    }
+
+    // A retransmission adds its unSACKed octets to pipe once, until acked or SACKed.
+    #[test]
+    fn retransmission_counts_in_pipe_until_acked() {
+        let mut sb = board(10);
+        // Resend segment 3 (nothing lost): its octets now count twice. pipe 11000.
+        sb.on_send(2000, 1000, true);
+        assert_eq!(sb.pipe(), 11_000);
+        // Resending it again does not count it a third time.
+        sb.on_send(2000, 1000, true);
+        assert_eq!(sb.pipe(), 11_000);
+        // SACK of segment 3 removes both its counts: 11000 - 2000.
+        sb.on_ack(0, &[blk(2000, 3000)]);
+        assert_eq!(sb.pipe(), 9000);
+        // Resend segment 5 (+1000), then SACK its first half: -500 twice.
+        sb.on_send(4000, 1000, true);
+        assert_eq!(sb.pipe(), 10_000);
+        sb.on_ack(0, &[blk(4000, 4500)]);
+        assert_eq!((sb.pipe(), sb.retransmitted_bytes()), (9000, 500));
+        // Cum ACK 5000: what remains is segments 6-10.
+        sb.on_ack(5000, &[]);
+        assert_eq!((sb.pipe(), sb.retransmitted_bytes()), (5000, 0));
+        sb.check_invariants();
+    }
+
+    // A cumulative ACK inside a segment trims it; a retransmission keeps counting its
+    // unacked, unSACKed rest.
+    #[test]
+    fn cum_ack_inside_a_segment() {
+        let mut sb = board(10);
+        sb.on_send(0, 1000, true); // resend segment 1: pipe 11000
+        sb.on_ack(500, &[]);
+        // [500, 10000) outstanding = 9500, plus the 500 retransmitted octets left.
+        assert_eq!(sb.pipe(), 10_000);
+        // SACK [700, 1000): -300 original, -300 retransmitted.
+        sb.on_ack(500, &[blk(700, 1000)]);
+        assert_eq!(sb.pipe(), 9400);
+        assert_eq!(sb.enter_recovery(), Some((500, 500)));
+        sb.check_invariants();
+    }
+
+    // RTO: SACK information kept, everything unSACKed lost and resent in order.
+    #[test]
+    fn rto_marks_all_unsacked_lost() {
+        let mut sb = board(10);
+        // SACK 3 and 6: 2 runs, 2000 octets -> nothing lost; pipe 8000.
+        sb.on_ack(0, &[blk(2000, 3000), blk(5000, 6000)]);
+        assert_eq!((sb.lost_bytes(), sb.pipe()), (0, 8000));
+        assert_eq!(sb.enter_recovery(), Some((0, 1000)));
+        sb.on_send(0, 1000, true);
+        assert_eq!(sb.pipe(), 9000);
+
+        // RTO: 8000 unSACKed octets lost, retransmitted flags cleared -> pipe 0.
+        sb.mark_all_lost_for_rto();
+        assert_eq!((sb.lost_bytes(), sb.sacked_bytes(), sb.pipe()), (8000, 2000, 0));
+        assert!(!sb.in_recovery() && !sb.may_enter_recovery());
+        assert_eq!(sb.recovery_point(), 10_000);
+        assert!(sb.is_lost(0) && sb.is_lost(9999) && !sb.is_lost(2000));
+
+        // Go-back-N: NextSeg rule (1) returns segments 1, 2, 4, 5, 7, 8, 9, 10 in order
+        // (new data would be allowed but comes after the losses); each adds 1000.
+        let mut pipe = 0;
+        for k in [1u64, 2, 4, 5, 7, 8, 9, 10] {
+            let seq = (k - 1) * 1000;
+            assert_eq!(sb.next_seg(true), retx(seq, 1000, RetransmitRule::Lost));
+            sb.on_send(seq, 1000, true);
+            pipe += 1000;
+            assert_eq!(sb.pipe(), pipe);
+        }
+        assert_eq!(sb.next_seg(true), NextSeg::NewData);
+        assert_eq!(sb.next_seg(false), NextSeg::Nothing); // no rules (3)/(4) outside recovery
+        sb.check_invariants();
+
+        // No new recovery before snd_una reaches the RTO's RecoveryPoint (§5.1).
+        sb.on_ack(4000, &[blk(5000, 6000)]);
+        assert!(!sb.may_enter_recovery());
+        sb.on_ack(10_000, &[]);
+        assert!(sb.may_enter_recovery() && sb.is_empty());
+        sb.check_invariants();
+    }
+
+    // A short last segment is handled like any other.
+    #[test]
+    fn short_last_segment() {
+        let mut sb = Scoreboard::new(1000, 3);
+        for k in 0..3 {
+            sb.on_send(k * 1000, 1000, false);
+        }
+        // Segment 4 = [3000, 3300) is the short last one.
+        sb.on_send(3000, 300, false);
+        // SACK 2 and 4: 2 runs, 1300 octets -> nothing lost. pipe = 3300 - 1300.
+        sb.on_ack(0, &[blk(1000, 2000), blk(3000, 3300)]);
+        assert_eq!(sb.pipe(), 2000);
+        // SACK 3 too: one run [1000, 3300) = 2300 > 2000 -> segment 1 lost. pipe 0.
+        sb.on_ack(0, &[blk(1000, 3300)]);
+        assert_eq!((sb.lost_bytes(), sb.pipe()), (1000, 0));
+        sb.check_invariants();
+    }
+
+    // A 20,000-segment window (1448-octet segments, every 100th lost) SACKed one ACK per
+    // arriving segment: fast, and the allocations settle.
+    #[test]
+    fn large_window() {
+        const N: u64 = 20_000;
+        const MSS: u64 = 1448;
+        let mut sb = Scoreboard::new(MSS as u32, 3);
+        let mut caps = (0, 0);
+        for round in 0..3u64 {
+            let base = sb.snd_max();
+            for k in 0..N {
+                sb.on_send(base + k * MSS, MSS as u32, false);
+            }
+            let mut recent: [SackBlock; 4] = Default::default();
+            for k in 0..N {
+                if k % 100 == 0 {
+                    continue; // dropped
+                }
+                // The receiver reports the run holding k first, then older runs.
+                let run_start = base + (k - k % 100 + 1) * MSS;
+                let b = blk(run_start, base + (k + 1) * MSS);
+                if recent[0].start != run_start {
+                    recent.rotate_right(1);
+                }
+                recent[0] = b;
+                sb.on_ack(base, &recent);
+            }
+            // 200 holes of one segment, all below the top run (99 segments > 2 * MSS).
+            assert_eq!(sb.lost_bytes(), 200 * MSS);
+            assert_eq!(sb.pipe(), 0);
+            assert_eq!(sb.runs.len(), 200);
+            sb.check_invariants();
+            // Recovery resends the 200 holes in order.
+            let first = sb.enter_recovery().unwrap();
+            sb.on_send(first.0, first.1, true);
+            for h in 1..200 {
+                assert_eq!(
+                    sb.next_seg(false),
+                    retx(base + h * 100 * MSS, MSS as u32, RetransmitRule::Lost)
+                );
+                sb.on_send(base + h * 100 * MSS, MSS as u32, true);
+            }
+            assert_eq!(sb.pipe(), 200 * MSS);
+            let up = sb.on_ack(base + N * MSS, &[]);
+            assert!(up.recovery_ended && sb.is_empty());
+            assert_eq!(up.delivered, 200 * MSS);
+            if round == 0 {
+                caps = (sb.segs.capacity(), sb.runs.capacity());
+            } else {
+                assert_eq!(
+                    caps,
+                    (sb.segs.capacity(), sb.runs.capacity()),
+                    "steady state reallocated"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn reset_empties_the_board() {
+        let mut sb = board(10);
+        sb.on_ack(0, &[blk(1000, 5000)]);
+        sb.enter_recovery();
+        sb.reset();
+        assert!(sb.is_empty() && !sb.in_recovery());
+        assert_eq!(
+            (sb.pipe(), sb.sacked_bytes(), sb.lost_bytes(), sb.highest_sacked()),
+            (0, 0, 0, None)
+        );
+        sb.on_send(5000, 1000, false); // a fresh board starts at its first send
+        assert_eq!((sb.snd_una(), sb.snd_max(), sb.pipe()), (5000, 6000, 1000));
+        sb.check_invariants();
+    }
+
+    // ----- randomized check against a per-octet model of RFC 6675 -----
+
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            // xorshift64
+            let mut x = self.0;
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            self.0 = x;
+            x
+        }
+        fn below(&mut self, n: u64) -> u64 {
+            if n == 0 {
+                0
+            } else {
+                self.next() % n
+            }
+        }
+        fn pct(&mut self, p: u64) -> bool {
+            self.below(100) < p
+        }
+    }
+
+    /// Per-octet truth: what was sent, SACKed, retransmitted, and received.
+    struct Model {
+        mss: u64,
+        dupthresh: u64,
+        segs: Vec<(u64, u64)>, // original [seq, end)
+        sacked: Vec<bool>,
+        retx: Vec<bool>,
+        received: Vec<bool>,
+        una: u64,
+        max: u64,
+        rto_end: u64,
+        /// One past the highest octet RFC IsLost() has declared lost at any ACK.
+        latch: u64,
+        loss_pct: u64,
+    }
+
+    impl Model {
+        /// RFC 6675 IsLost() octet by octet, straight from the text, on the current
+        /// SACK information: DupThresh discontiguous SACKed runs, or more than
+        /// (DupThresh - 1) * SMSS SACKed octets, above an unSACKed octet.
+        fn rfc_is_lost(&self) -> Vec<bool> {
+            let mut lost = vec![false; self.max as usize];
+            let (mut runs, mut bytes) = (0, 0);
+            for s in (self.una..self.max).rev() {
+                let i = s as usize;
+                if self.sacked[i] {
+                    bytes += 1;
+                    if s + 1 == self.max || !self.sacked[i + 1] {
+                        runs += 1; // entering a new SACKed run from above
+                    }
+                } else {
+                    lost[i] = runs >= self.dupthresh || bytes > (self.dupthresh - 1) * self.mss;
+                }
+            }
+            lost
+        }
+
+        /// The loss-marking pass of an ACK: latch what IsLost() says now.
+        fn latch_losses(&mut self) {
+            let rfc = self.rfc_is_lost();
+            if let Some(h) = (self.una..self.max).rev().find(|&s| rfc[s as usize]) {
+                self.latch = self.latch.max(h + 1);
+            }
+        }
+
+        /// Lost flags (IsLost() now, latched, or RTO), SetPipe() per octet, lost octets.
+        fn brute(&self) -> (Vec<bool>, u64, u64) {
+            let rfc = self.rfc_is_lost();
+            let mut lost = vec![false; self.max as usize];
+            let (mut pipe, mut nlost) = (0, 0);
+            for s in self.una..self.max {
+                let i = s as usize;
+                if self.sacked[i] {
+                    continue;
+                }
+                lost[i] = rfc[i] || s < self.latch || s < self.rto_end;
+                if lost[i] {
+                    nlost += 1;
+                } else {
+                    pipe += 1; // SetPipe (a)
+                }
+                if self.retx[i] {
+                    pipe += 1; // SetPipe (b)
+                }
+            }
+            (lost, pipe, nlost)
+        }
+
+        fn transmit(&mut self, rng: &mut Rng, a: u64, b: u64) {
+            if !rng.pct(self.loss_pct) {
+                for s in a..b {
+                    self.received[s as usize] = true;
+                }
+            }
+        }
+
+        fn mark_retx(&mut self, a: u64, b: u64) {
+            let (a, b) = (a.max(self.una), b.min(self.max));
+            for &(s, e) in &self.segs {
+                if s < b && e > a {
+                    for o in s..e {
+                        self.retx[o as usize] = true;
+                    }
+                }
+            }
+        }
+
+        fn rcv_nxt(&self) -> u64 {
+            (0..self.max).find(|&s| !self.received[s as usize]).unwrap_or(self.max)
+        }
+
+        /// An ACK as a receiver holding `received` could send, with some noise.
+        fn make_ack(&self, rng: &mut Rng) -> (u64, Vec<SackBlock>) {
+            let nxt = self.rcv_nxt();
+            let cum = match rng.below(10) {
+                0 => rng.below(nxt + 1),                                          // stale
+                1 if nxt >= self.una => self.una + rng.below(nxt - self.una + 1), // mid-segment
+                _ => nxt,
+            };
+            let mut islands = Vec::new();
+            let mut s = nxt;
+            while s < self.max {
+                if self.received[s as usize] {
+                    let a = s;
+                    while s < self.max && self.received[s as usize] {
+                        s += 1;
+                    }
+                    islands.push((a, s));
+                } else {
+                    s += 1;
+                }
+            }
+            let mut blocks = Vec::new();
+            for _ in 0..rng.below(5) {
+                if islands.is_empty() {
+                    break;
+                }
+                let (a, b) = islands[rng.below(islands.len() as u64) as usize];
+                if rng.pct(25) {
+                    let x = a + rng.below(b - a);
+                    blocks.push(blk(x, x + 1 + rng.below(b - x)));
+                } else {
+                    blocks.push(blk(a, b));
+                }
+            }
+            if rng.pct(15) && nxt > 0 {
+                let x = rng.below(nxt);
+                blocks.insert(0, blk(x, x + 1 + rng.below(nxt - x))); // D-SACK-like
+            }
+            if rng.pct(5) {
+                blocks.push(blk(rng.below(self.max + 10), rng.below(self.max + 10)));
+                // junk
+            }
+            (cum, blocks)
+        }
+    }
+
+    /// Check the board against the model after every step.
+    fn compare(sb: &Scoreboard, m: &Model) -> Vec<bool> {
+        sb.check_invariants();
+        let (lost, pipe, nlost) = m.brute();
+        assert_eq!((sb.snd_una(), sb.snd_max()), (m.una, m.max));
+        assert_eq!(sb.pipe(), pipe, "pipe");
+        assert_eq!(sb.lost_bytes(), nlost, "lost bytes");
+        let sacked = (m.una..m.max).filter(|&s| m.sacked[s as usize]).count() as u64;
+        assert_eq!(sb.sacked_bytes(), sacked);
+        assert!(sb.sacked_bytes() <= sb.outstanding());
+        for s in m.una..m.max {
+            assert_eq!(sb.is_sacked(s), m.sacked[s as usize], "is_sacked({s})");
+            assert_eq!(sb.is_lost(s), lost[s as usize], "is_lost({s})");
+        }
+        lost
+    }
+
+    /// `(seq, len)` is the model segment holding `s`, trimmed at snd_una.
+    fn is_segment_holding(m: &Model, seq: u64, len: u32, s: u64) {
+        let &(a, b) = m.segs.iter().find(|&&(a, b)| a <= s && s < b).expect("octet in a segment");
+        assert_eq!((seq, seq + len as u64), (a.max(m.una), b), "segment holding {s}");
+    }
+
+    /// How often each interesting path ran (to show the cases are not vacuous).
+    #[derive(Default, Debug)]
+    struct Coverage {
+        rule1: u32,
+        rule2: u32,
+        rule3: u32,
+        rescue: u32,
+        nothing: u32,
+        rto: u32,
+        latched_beyond_rfc: u32,
+        partial_segments_sacked: u32,
+        mid_segment_acks: u32,
+        recoveries_ended: u32,
+    }
+
+    fn random_case(
+        sb: &mut Scoreboard,
+        rng: &mut Rng,
+        mss: u64,
+        dupthresh: u64,
+        cov: &mut Coverage,
+    ) {
+        const CAP: usize = 40;
+        let mut m = Model {
+            mss,
+            dupthresh,
+            segs: Vec::new(),
+            sacked: vec![false; CAP * mss as usize + 1],
+            retx: vec![false; CAP * mss as usize + 1],
+            received: vec![false; CAP * mss as usize + 1],
+            una: 0,
+            max: 0,
+            rto_end: 0,
+            latch: 0,
+            loss_pct: rng.below(50),
+        };
+        let trace = std::env::var_os("SB_TRACE").is_some();
+        // The model's lost flags as of the last comparison.
+        let mut lost = compare(sb, &m);
+        for _ in 0..150 {
+            let op = rng.below(100);
+            if trace {
+                eprintln!(
+                    "op {op} una {} max {} board {:?} {:?} lost_end {} high_rxt {}",
+                    m.una, m.max, sb.segs, sb.runs, sb.lost_end, sb.high_rxt
+                );
+            }
+            if op < 30 {
+                if m.segs.len() < CAP {
+                    let len = if rng.pct(15) { 1 + rng.below(mss) } else { mss };
+                    let seq = m.max;
+                    sb.on_send(seq, len as u32, false);
+                    m.segs.push((seq, seq + len));
+                    m.max += len;
+                    m.transmit(rng, seq, seq + len);
+                }
+            } else if op < 65 {
+                let lost_before = std::mem::take(&mut lost);
+                let (cum, blocks) = m.make_ack(rng);
+                let was_in_recovery = sb.in_recovery();
+                if trace {
+                    eprintln!("ack {cum} {blocks:?}");
+                }
+                let up = sb.on_ack(cum, &blocks);
+                if trace {
+                    eprintln!(
+                        "after: {:?} {:?} lost_end {} lost {} retx {} sacked {}",
+                        sb.segs,
+                        sb.runs,
+                        sb.lost_end,
+                        sb.lost_bytes,
+                        sb.retx_bytes,
+                        sb.sacked_bytes
+                    );
+                    let (_, p, nl) = m.brute();
+                    eprintln!("model(before sack update) pipe {p} lost {nl}");
+                }
+                let old = m.una;
+                let una = m.una.max(cum.min(m.max));
+                let sacked_acked = (old..una).filter(|&s| m.sacked[s as usize]).count() as u64;
+                m.una = una;
+                let mut newly = 0;
+                for b in &blocks {
+                    for s in b.start.max(una)..b.end.min(m.max) {
+                        if !m.sacked[s as usize] {
+                            m.sacked[s as usize] = true;
+                            newly += 1;
+                        }
+                    }
+                }
+                m.latch_losses();
+                let rfc = m.rfc_is_lost();
+                if (m.una..m.max).any(|o| {
+                    !m.sacked[o as usize] && o < m.latch && o >= m.rto_end && !rfc[o as usize]
+                }) {
+                    cov.latched_beyond_rfc += 1;
+                }
+                if sb.segs.iter().any(|g| g.sacked > 0 && g.sacked < g.len) {
+                    cov.partial_segments_sacked += 1;
+                }
+                if sb.segs.front().is_some_and(|g| !m.segs.iter().any(|&(a, _)| a == g.seq)) {
+                    cov.mid_segment_acks += 1;
+                }
+                cov.recoveries_ended += up.recovery_ended as u32;
+                lost = compare(sb, &m);
+                let newly_lost = (una..m.max)
+                    .filter(|&s| lost[s as usize] && !lost_before[s as usize])
+                    .count() as u64;
+                assert_eq!(up.newly_acked, una - old);
+                assert_eq!(up.newly_sacked, newly);
+                assert_eq!(up.delivered, una - old - sacked_acked + newly);
+                assert_eq!(up.new_sack_info, newly > 0);
+                assert_eq!(up.newly_lost, newly_lost);
+                assert_eq!(up.recovery_ended, was_in_recovery && una >= sb.recovery_point());
+                continue;
+            } else if op < 85 {
+                for _ in 0..3 {
+                    let new_ok = m.segs.len() < CAP && rng.pct(50);
+                    let x = sb.high_rxt().max(m.una);
+                    let s = (x..m.max).find(|&o| !m.sacked[o as usize]);
+                    let top = (m.una..m.max).rev().find(|&o| m.sacked[o as usize]).map(|o| o + 1);
+                    let high_rxt = sb.high_rxt();
+                    match sb.next_seg(new_ok) {
+                        NextSeg::Retransmit { seq, len, rule } => {
+                            match rule {
+                                RetransmitRule::Lost => cov.rule1 += 1,
+                                RetransmitRule::NotLost => cov.rule3 += 1,
+                                RetransmitRule::Rescue => cov.rescue += 1,
+                            }
+                            match rule {
+                                RetransmitRule::Lost => {
+                                    let s = s.expect("rule (1) without an unSACKed octet");
+                                    assert!(lost[s as usize]);
+                                    is_segment_holding(&m, seq, len, s);
+                                }
+                                RetransmitRule::NotLost => {
+                                    let s = s.expect("rule (3) without an unSACKed octet");
+                                    assert!(!lost[s as usize] && !new_ok && sb.in_recovery());
+                                    assert!(s < top.unwrap());
+                                    is_segment_holding(&m, seq, len, s);
+                                }
+                                RetransmitRule::Rescue => {
+                                    assert!(!new_ok && sb.in_recovery());
+                                    assert!(s.is_none_or(
+                                        |s| !lost[s as usize] && top.is_none_or(|t| s >= t)
+                                    ));
+                                    let h = (m.una..m.max)
+                                        .rev()
+                                        .find(|&o| !m.sacked[o as usize])
+                                        .unwrap();
+                                    is_segment_holding(&m, seq, len, h);
+                                }
+                            }
+                            sb.on_send(seq, len, true);
+                            m.mark_retx(seq, seq + len as u64);
+                            m.transmit(rng, seq, seq + len as u64);
+                            if rule == RetransmitRule::Rescue {
+                                assert_eq!(sb.high_rxt(), high_rxt, "rescue moved HighRxt");
+                            } else {
+                                assert_eq!(sb.high_rxt(), high_rxt.max(seq + len as u64));
+                            }
+                        }
+                        NextSeg::NewData => {
+                            cov.rule2 += 1;
+                            assert!(new_ok && s.is_none_or(|s| !lost[s as usize]));
+                            let seq = m.max;
+                            sb.on_send(seq, mss as u32, false);
+                            m.segs.push((seq, seq + mss));
+                            m.max += mss;
+                            m.transmit(rng, seq, seq + mss);
+                        }
+                        NextSeg::Nothing => {
+                            cov.nothing += 1;
+                            assert!(!new_ok && s.is_none_or(|s| !lost[s as usize]));
+                            if sb.in_recovery() {
+                                assert!(s.is_none_or(|s| top.is_none_or(|t| s >= t)));
+                            }
+                            continue; // nothing changed
+                        }
+                    }
+                    lost = compare(sb, &m);
+                }
+                continue;
+            } else if op < 90 {
+                if sb.may_enter_recovery() && !sb.is_empty() && rng.pct(50) {
+                    let (seq, len) = sb.enter_recovery().unwrap();
+                    assert_eq!(seq, m.una);
+                    sb.on_send(seq, len, true);
+                    m.mark_retx(seq, seq + len as u64);
+                    m.transmit(rng, seq, seq + len as u64);
+                }
+            } else if op < 93 {
+                sb.mark_all_lost_for_rto();
+                cov.rto += 1;
+                m.rto_end = m.max;
+                m.retx.iter_mut().for_each(|r| *r = false);
+                assert_eq!(sb.pipe(), 0);
+            } else if op < 98 {
+                // An arbitrary resend of an outstanding segment (e.g. a sender bug or an
+                // extra probe): counted once, never breaks the counters.
+                let out: Vec<_> = m.segs.iter().copied().filter(|&(_, e)| e > m.una).collect();
+                if !out.is_empty() {
+                    let (a, b) = out[rng.below(out.len() as u64) as usize];
+                    sb.on_send(a, (b - a) as u32, true);
+                    m.mark_retx(a, b);
+                    m.transmit(rng, a, b);
+                }
+            } else {
+                // Everything the receiver has is acked in one go.
+                let nxt = m.rcv_nxt();
+                sb.on_ack(nxt, &[]);
+                m.una = m.una.max(nxt);
+            }
+            lost = compare(sb, &m);
+        }
+        sb.reset();
+        assert!(sb.is_empty() && sb.pipe() == 0 && sb.highest_sacked().is_none());
+    }
+
+    #[test]
+    fn randomized_against_per_octet_model() {
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        let mut sb = Scoreboard::new(1, 3);
+        let mut cov = Coverage::default();
+        for case in 0..2000 {
+            let mss = [1u64, 2, 3, 5, 8, 12][rng.below(6) as usize];
+            let dupthresh = 1 + rng.below(4);
+            // A fresh board for a new (mss, DupThresh); otherwise reuse the reset one.
+            if case % 7 == 0 || sb.mss() as u64 != mss || sb.dupthresh() as u64 != dupthresh {
+                sb = Scoreboard::new(mss as u32, dupthresh as u32);
+            }
+            if std::env::var_os("SB_TRACE").is_some() {
+                eprintln!("case {case} mss {mss} dupthresh {dupthresh}");
+            }
+            random_case(&mut sb, &mut rng, mss, dupthresh, &mut cov);
+        }
+        // Every path must have run many times (the counts are deterministic).
+        let c = &cov;
+        for (name, n) in [
+            ("rule (1)", c.rule1),
+            ("rule (2)", c.rule2),
+            ("rule (3)", c.rule3),
+            ("rule (4)", c.rescue),
+            ("nothing", c.nothing),
+            ("RTO", c.rto),
+            ("latched loss", c.latched_beyond_rfc),
+            ("partially SACKed segment", c.partial_segments_sacked),
+            ("ACK inside a segment", c.mid_segment_acks),
+            ("recovery ended", c.recoveries_ended),
+        ] {
+            assert!(n >= 5, "{name} ran only {n} times: {cov:?}");
+        }
+        if std::env::var_os("SB_TRACE").is_some() {
+            eprintln!("{cov:?}");
+        }
     }
 }
