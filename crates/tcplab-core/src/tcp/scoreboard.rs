@@ -539,6 +539,16 @@ impl Scoreboard {
         self.pending_rescue = None;
     }
 
+    /// Undoes `mark_all_lost_for_rto` after the timeout proved spurious (F-RTO,
+    /// RFC 5682 §3 step 3b): the losses are re-derived from the SACK information alone
+    /// by the IsLost() pass. Retransmitted flags set since the RTO stay (those
+    /// segments are in flight).
+    pub fn undo_rto_losses(&mut self) {
+        self.lost_end = self.una;
+        self.lost_bytes = 0;
+        self.mark_losses();
+    }
+
     // ----- internals -----
 
     /// Move snd_una up to `cum` (una < cum <= max). Returns the octets of [una, cum)
@@ -790,6 +800,19 @@ mod tests {
     // SMSS = 1000, DupThresh = 3, so the byte rule needs more than 2 * 1000 SACKed
     // octets above an octet. 2, 3, 4 form a single SACKed run, so the run rule (3 runs)
     // never fires here: the bytes do.
+    #[test]
+    fn undo_rto_losses_rederives_from_sacks() {
+        let mut b = board(10);
+        // SACK segment 5 only: one run of 1 MSS, not enough for IsLost anywhere.
+        b.on_ack(0, &[blk(5 * 1000, 6 * 1000)]);
+        assert_eq!(b.lost_bytes(), 0);
+        b.mark_all_lost_for_rto();
+        assert_eq!(b.lost_bytes(), 9 * 1000);
+        b.undo_rto_losses();
+        assert_eq!(b.lost_bytes(), 0);
+        assert_eq!(b.pipe(), 9 * 1000);
+    }
+
     #[test]
     fn rfc6675_single_loss() {
         let mut sb = board(10);

@@ -324,11 +324,16 @@ impl TcpSender {
             CaState::Loss => {
                 match self.frto {
                     Frto::AwaitFirst => {
-                        if self.snd_una <= self.recover {
+                        let mss = self.cfg.mss as u64;
+                        let can_send_new = self.has_unsent_data(self.snd_max)
+                            && self.snd_max + mss <= self.snd_una.saturating_add(self.rwnd.max(mss));
+                        if self.snd_una <= self.recover && can_send_new {
                             // RFC 5682 §2 step 2b: send up to two new segments.
                             self.frto = Frto::AwaitSecond;
                             self.snd_nxt = self.snd_max;
                         } else {
+                            // Step 2b's fallback: with no new data (or no window) to send,
+                            // skip step 3 and continue the conventional RTO recovery.
                             self.frto = Frto::Off;
                         }
                     }
@@ -340,6 +345,10 @@ impl TcpSender {
                         self.frto = Frto::Off;
                         self.stats.frto_spurious += 1;
                         self.w.cwnd = self.w.ssthresh.max(2 * self.cfg.mss as u64);
+                        if let Some(sb) = self.scoreboard.as_mut() {
+                            sb.undo_rto_losses();
+                        }
+                        self.snd_nxt = self.snd_max;
                         self.set_ca(CaState::Open, now);
                     }
                     Frto::Off => {}
@@ -450,7 +459,9 @@ impl TcpSender {
                 if let Some(sb) = self.scoreboard.as_mut() {
                     sb.mark_all_lost_for_rto();
                 }
-                self.frto = if self.cfg.frto && self.scoreboard.is_none() { Frto::AwaitFirst } else { Frto::Off };
+                // F-RTO in its basic form, also with SACK (as Linux allows): the SACK
+                // board's RTO loss marking is undone if the timeout proves spurious.
+                self.frto = if self.cfg.frto { Frto::AwaitFirst } else { Frto::Off };
                 // Go-back-N from snd_una (RFC 5681 §3.1; RFC 6298 §5.4).
                 self.snd_nxt = self.snd_una;
                 let seq = self.snd_una;
