@@ -5,8 +5,9 @@
 //! window variables; a congestion control only answers narrow questions through the
 //! hooks below, each defaulting to a no-op.
 //!
-//! - `on_ack`: grow `cwnd` for newly acknowledged bytes (called only in the Open state,
-//!   i.e. outside loss recovery, as Linux calls `cong_avoid`);
+//! - `on_ack`: grow `cwnd` for newly acknowledged bytes (called outside fast recovery:
+//!   in the Open state and in the Loss state's slow start after an RTO, as Linux calls
+//!   `cong_avoid` outside cwnd reduction);
 //! - `ssthresh_after_loss`: the new ssthresh on entering recovery (pure, like Linux
 //!   `ssthresh`);
 //! - `on_rto`: the retransmission timer fired (ssthresh is then set from
@@ -19,8 +20,15 @@
 //! `TcpConfig::byte_counting` chooses, and the shared helpers `slow_start` and
 //! `reno_additive_increase` implement both.
 
+pub mod areno;
+pub mod compound;
+pub mod illinois;
 pub mod reno;
 pub mod testkit;
+pub mod vegas;
+
+#[cfg(test)]
+mod fuzz_tests_delay;
 
 use crate::time::{Rate, SimDuration, SimTime};
 use serde::{Deserialize, Serialize};
@@ -86,6 +94,15 @@ pub struct RateSample {
     /// Bytes newly lost with this ACK.
     pub lost: u64,
     pub prior_in_flight: u64,
+    /// Connection-wide delivered count (bytes) recorded when the most recently sent
+    /// packet acknowledged by this ACK was transmitted (draft-cheng-iccrg-delivery-rate-
+    /// estimation `P.delivered` -> `rs.prior_delivered`; Linux `rs->prior_delivered`).
+    /// BBR counts a round trip when this passes the delivered count at round start.
+    pub prior_delivered: u64,
+    /// Connection-wide delivered count (bytes) after this ACK was processed
+    /// (draft-cheng `C.delivered`; Linux `tp->delivered`). The difference between two
+    /// consecutive samples is the data newly delivered (acked or SACKed) by this ACK.
+    pub total_delivered: u64,
 }
 
 impl RateSample {
@@ -196,6 +213,96 @@ pub fn reno_additive_increase(w: &mut Window, acked: u64, segments_per_cwnd: f64
     }
 }
 
+/// Packet-timed round trips for window-based algorithms that act once per RTT (Vegas,
+/// Illinois, Compound).
+///
+/// Linux marks a round with `snd_nxt` and ends it on the first ACK beyond that mark
+/// (`after(ack, end_seq)`). Without sequence numbers the equivalent is: at a round's
+/// start remember `acked_total + bytes still outstanding`; the round ends on the first
+/// ACK that takes `acked_total` strictly past that mark, i.e. the first ACK for data
+/// sent after the round began. Feed it the ACKs seen in the Open state; call `restart`
+/// when the algorithm restarts its per-RTT sampling (Linux `vegas_enable`, `rtt_reset`).
+#[derive(Clone, Debug, Default)]
+pub struct RoundCounter {
+    /// Bytes acknowledged through `on_ack` so far.
+    acked_total: u64,
+    /// `acked_total` beyond which the current round is over; `None` = no round open.
+    round_end: Option<u64>,
+}
+
+impl RoundCounter {
+    /// Records an ACK of `acked` bytes that found `prior_in_flight` bytes outstanding.
+    /// Returns `true` when this ACK ends the current round (a new one starts at once).
+    /// The first ACK after `new`/`restart` opens a round and returns `false`.
+    pub fn on_ack(&mut self, acked: u64, prior_in_flight: u64) -> bool {
+        self.acked_total = self.acked_total.saturating_add(acked);
+        let ended = matches!(self.round_end, Some(end) if self.acked_total > end);
+        if ended || self.round_end.is_none() {
+            let outstanding = prior_in_flight.saturating_sub(acked);
+            self.round_end = Some(self.acked_total.saturating_add(outstanding));
+        }
+        ended
+    }
+    /// Forgets the open round; the next ACK opens a fresh one.
+    pub fn restart(&mut self) {
+        self.round_end = None;
+    }
+}
+
+/// Windowed running maximum over a sliding window of `t` units (rounds or
+/// nanoseconds), after Kathleen Nichols' three-sample algorithm as in Linux
+/// `lib/win_minmax.c` (`minmax_running_max`). O(1) memory and time per sample.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WindowedMax {
+    /// Best, second-best and third-best (time, value) samples, best first.
+    s: [(u64, f64); 3],
+}
+
+impl WindowedMax {
+    /// The current windowed maximum (0 before any sample).
+    pub fn get(&self) -> f64 {
+        self.s[0].1
+    }
+    /// Forgets everything and starts over with `(t, v)`.
+    pub fn reset(&mut self, t: u64, v: f64) -> f64 {
+        self.s = [(t, v); 3];
+        v
+    }
+    /// Adds the sample `v` taken at `t` (non-decreasing) and returns the maximum over
+    /// `(t - win, t]`.
+    pub fn update(&mut self, win: u64, t: u64, v: f64) -> f64 {
+        if v >= self.s[0].1 || t.saturating_sub(self.s[2].0) > win {
+            return self.reset(t, v); // new best, or nothing left in the window
+        }
+        if v >= self.s[1].1 {
+            self.s[2] = (t, v);
+            self.s[1] = (t, v);
+        } else if v >= self.s[2].1 {
+            self.s[2] = (t, v);
+        }
+        let dt = t.saturating_sub(self.s[0].0);
+        if dt > win {
+            // The best aged out: promote the runners-up (twice if the second also did).
+            self.s[0] = self.s[1];
+            self.s[1] = self.s[2];
+            self.s[2] = (t, v);
+            if t.saturating_sub(self.s[0].0) > win {
+                self.s[0] = self.s[1];
+                self.s[1] = self.s[2];
+                self.s[2] = (t, v);
+            }
+        } else if self.s[1].0 == self.s[0].0 && dt > win / 4 {
+            // A quarter window without a new second choice: take one from now.
+            self.s[2] = (t, v);
+            self.s[1] = (t, v);
+        } else if self.s[2].0 == self.s[1].0 && dt > win / 2 {
+            // Half a window without a new third choice.
+            self.s[2] = (t, v);
+        }
+        self.s[0].1
+    }
+}
+
 /// RFC 5681 §3.1 eq. 4: ssthresh = max(FlightSize / 2, 2*SMSS).
 pub fn reno_ssthresh(in_flight: u64, mss: u32) -> u64 {
     (in_flight / 2).max(2 * mss as u64)
@@ -244,7 +351,13 @@ pub struct CcEntry {
 
 /// Every registered algorithm. Adding one costs its file plus one line here.
 pub fn registry() -> &'static [CcEntry] {
-    &[reno::ENTRY]
+    &[
+        reno::ENTRY,
+        compound::ENTRY,
+        areno::ENTRY,
+        vegas::ENTRY,
+        illinois::ENTRY,
+    ]
 }
 
 /// Builds the algorithm `spec.name` with `spec.params`.

@@ -7,6 +7,7 @@
 
 use super::{AckInfo, CaState, CongestionControl, RateSample, Window};
 use crate::time::{SimDuration, SimTime};
+use std::collections::VecDeque;
 
 pub struct TestSender {
     pub cc: Box<dyn CongestionControl>,
@@ -19,6 +20,9 @@ pub struct TestSender {
     pub state: CaState,
     /// Bytes delivered so far (for rate samples).
     pub delivered: u64,
+    /// `delivered` at the time each in-flight segment was sent, oldest first (the
+    /// per-packet `P.delivered` of draft-cheng-iccrg-delivery-rate-estimation).
+    sent_delivered: VecDeque<u64>,
 }
 
 impl TestSender {
@@ -33,6 +37,7 @@ impl TestSender {
             min_rtt: None,
             state: CaState::Open,
             delivered: 0,
+            sent_delivered: VecDeque::new(),
         }
     }
 
@@ -44,6 +49,7 @@ impl TestSender {
     pub fn send(&mut self, n: u64) {
         for _ in 0..n {
             self.in_flight += 1;
+            self.sent_delivered.push_back(self.delivered);
             let inflight = self.in_flight * self.mss();
             self.cc.on_packet_sent(self.now, self.w.mss, inflight);
         }
@@ -62,6 +68,15 @@ impl TestSender {
         let prior = self.in_flight * self.mss();
         self.in_flight = self.in_flight.saturating_sub(n);
         let acked = n * self.mss();
+        // The most recently sent of the acked segments gives the sample's
+        // prior_delivered (draft-cheng: the newest acked packet's P.delivered).
+        let mut prior_delivered = self.delivered;
+        for _ in 0..n {
+            match self.sent_delivered.pop_front() {
+                Some(d) => prior_delivered = d,
+                None => break,
+            }
+        }
         self.delivered += acked;
         self.min_rtt = Some(self.min_rtt.map_or(self.rtt, |m| m.min(self.rtt)));
         self.cc.on_rtt_sample(self.rtt, self.now);
@@ -73,6 +88,8 @@ impl TestSender {
             is_app_limited: false,
             lost: 0,
             prior_in_flight: prior,
+            prior_delivered,
+            total_delivered: self.delivered,
         };
         self.cc.on_rate_sample(&mut self.w, &rs);
         if self.state == CaState::Open {
@@ -106,6 +123,7 @@ impl TestSender {
         self.set_state(CaState::Recovery);
         self.w.ssthresh = self.cc.ssthresh_after_loss(&self.w, flight);
         self.in_flight = self.in_flight.saturating_sub(1);
+        self.sent_delivered.pop_front();
         self.w.cwnd = self.w.ssthresh;
         self.set_state(CaState::Open);
     }
@@ -117,6 +135,7 @@ impl TestSender {
         self.w.ssthresh = self.cc.ssthresh_after_loss(&self.w, flight);
         self.w.cwnd = self.mss();
         self.in_flight = 0;
+        self.sent_delivered.clear();
         self.set_state(CaState::Loss);
         self.cc.on_rto(&mut self.w, self.now);
         self.set_state(CaState::Open);
