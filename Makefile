@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: all install demo test test-rust test-python bench clean
+.PHONY: all install browser demo test test-rust test-python bench clean
 
 all: install
 
@@ -25,7 +25,15 @@ install: $(BIN)/maturin
 demo: install
 	$(BIN)/python -m tcplab.demo
 
-test: install test-rust test-python
+test: install browser test-rust test-python
+
+# The report test renders report.html in headless Chromium; install Debian's package
+# where the machine allows (root + apt), otherwise that one test skips with a reason.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) ; } || \
+	  echo "chromium not installed: the report rendering test will be skipped"
+
 
 test-rust:
 	cargo test -p tcplab-core --profile ci

@@ -7,10 +7,43 @@ Example:
     >>> import tcplab
     >>> tcplab.__version__
     '0.1.0'
+    >>> sc = tcplab.Scenario.from_toml(tcplab.scenario.EXAMPLE_TOML)
+    >>> sc.to_core()["topology"]["bottleneck"]["delay"]
+    70000000
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 from tcplab import _core
 
 __version__: str = _core.version()
 
-__all__ = ["__version__"]
+# Public names and the module that defines each. They are imported on first use
+# (PEP 562), so `import tcplab._core` and `tcplab bench` stay free of pandas and
+# matplotlib, and sweep workers load only what they need.
+_LAZY = {
+    "Scenario": "tcplab.scenario",
+    "ScenarioError": "tcplab.scenario",
+    "load": "tcplab.scenario",
+    "RunResult": "tcplab.results",
+    "run": "tcplab.runner",
+    "sweep": "tcplab.sweeps",
+}
+_SUBMODULES = {"scenario", "stats", "units", "plots", "report", "results", "cli", "runner", "sweeps"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+    elif name in _SUBMODULES:
+        value = importlib.import_module(f"tcplab.{name}")
+    else:
+        raise AttributeError(f"module 'tcplab' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+__all__ = ["__version__", "Scenario", "ScenarioError", "load", "run", "RunResult", "sweep", "stats", "units", "scenario"]

@@ -25,11 +25,25 @@ pub fn registry() -> Value {
         "tcp_profiles": profiles,
         "queues": [
             {"name": "drop_tail", "summary": "FIFO tail drop: slot (packets), byte_strict or byte_loose (bytes) semantics", "reference": "seed 003 (Stewart et al.)"},
+            {"name": "red", "summary": "RED with ns-2 semantics: byte mode, idle decay, gentle, wait, count-based p_a", "reference": "Floyd & Jacobson 1993; ns-2 queue/red.cc"},
         ],
         "error_models": [
             {"name": "bernoulli", "summary": "independent packet losses with probability per", "reference": "ns-2 ErrorModel, unit pkt"},
+            {"name": "markov", "summary": "two-state good/bad channel: transition probabilities, mean sojourn times, or seed 004 time series", "reference": "Gilbert-Elliott; seed 004 (Kojo)",
+             "presets": markov_presets()},
         ],
     })
+}
+
+/// Seed 004's error-model presets with their parameters and expected loss fraction.
+fn markov_presets() -> Vec<Value> {
+    ["low", "medium", "high", "vhigh", "huge"]
+        .iter()
+        .filter_map(|n| {
+            let p = crate::net::error::markov::preset(n)?;
+            Some(json!({"name": n, "params": p, "expected_per": p.expected_per()}))
+        })
+        .collect()
 }
 
 pub fn registry_json() -> String {

@@ -1,0 +1,13 @@
+"""Type stubs of the compiled core (crates/tcplab-py/src/lib.rs)."""
+
+def version() -> str:
+    """The tcplab-core version."""
+
+def registry_json() -> str:
+    """Congestion controls, TCP profiles, queues and error models, as JSON."""
+
+def resolve_tcp(spec_json: str) -> str:
+    """A TCP spec (profile + overrides, JSON) resolved into the full configuration; ValueError names the bad field."""
+
+def run(scenario_json: str, seed: int) -> str:
+    """Runs one resolved scenario (scenario.rs schema) with the GIL released; returns the results document (JSON)."""

@@ -1,0 +1,322 @@
+"""The ``tcplab`` command (SPEC.md, "CLI"): run, sweep, check, list, report.
+
+Exit codes: 0 ok; 1 a run failed; 2 bad input (an invalid scenario, experiment or
+option). Input is validated completely before anything runs or is written, so bad
+input leaves no partial output.
+
+Example:
+    >>> main(["list", "--json"]) == 0  # doctest: +ELLIPSIS
+    {...
+    True
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+from tcplab import __version__, registry
+from tcplab.runner import TRACES, CoreRunError, core_has_run, run as run_scenario
+from tcplab.scenario import Scenario, ScenarioError, load
+
+__all__ = ["main", "build_parser"]
+
+EXIT_OK, EXIT_RUN_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with exit code 2 for usage errors (its default) and no SystemExit leak."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every subcommand (used by ``--help``)."""
+    p = _Parser(
+        prog="tcplab",
+        description="tcplab: TCP congestion-control experiments on a deterministic packet-level simulator.",
+        epilog="Exit codes: 0 ok, 1 a run failed, 2 bad input. Scenario reference: docs/scenarios.md.",
+    )
+    p.add_argument("--version", action="version", version=f"tcplab {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    r = sub.add_parser("run", help="run one scenario and print its per-flow summary",
+                       description="Run one simulation of SCENARIO.toml, print a per-flow summary table and, "
+                                   "with --out, write its tables as Parquet.")
+    r.add_argument("scenario", metavar="SCENARIO.toml", help="scenario file (see docs/scenarios.md)")
+    r.add_argument("--seed", type=_seed, default=0, metavar="N",
+                   help="master seed, an integer in [0, 2^64) (default: 0); same scenario + seed = same results")
+    r.add_argument("--out", type=Path, default=None, metavar="DIR",
+                   help="directory for flows/udp/queues/links[/series_*].parquet, meta.json and scenario.json "
+                        "(default: write nothing)")
+    r.add_argument("--trace", type=_traces, default=[], metavar="LIST",
+                   help=f"comma-separated time series to record on top of [record]: {','.join(TRACES)} "
+                        "(default: none)")
+
+    s = sub.add_parser("sweep", help="run an experiment's grid x replications (resumable)",
+                       description="Run every grid point x replication of EXPERIMENT.toml (a scenario plus a "
+                                   "[sweep] table). Finished runs in --out are skipped, so re-running resumes.")
+    s.add_argument("experiment", metavar="EXPERIMENT.toml", help="experiment file (scenario + [sweep])")
+    s.add_argument("--jobs", type=_positive, default=None, metavar="N",
+                   help="worker processes (default: the core count; 1 runs in this process; with "
+                        "--scheduler dask:local, the number of Dask workers, at least 2)")
+    s.add_argument("--scheduler", default=None, metavar="ADDR",
+                   help="run on Dask: tcp://HOST:PORT of a scheduler, or dask:local for a local cluster of "
+                        "worker processes (default: a local process pool)")
+    s.add_argument("--out", type=Path, default=None, metavar="DIR",
+                   help="results directory (default: results/<experiment file stem>)")
+    s.add_argument("--no-progress", action="store_true", help="do not show the progress bar (default: shown)")
+
+    c = sub.add_parser("check", help="validate a scenario or experiment file without running it",
+                       description="Validate SCENARIO.toml (or an experiment file with [sweep]) and, with "
+                                   "--json, print the resolved scenario as the core receives it.")
+    c.add_argument("file", metavar="FILE.toml", help="scenario or experiment file")
+    c.add_argument("--json", action="store_true", help="print the resolved core JSON (default: just 'ok')")
+    c.add_argument("--seed", type=_seed, default=0, metavar="N", help="seed used to resolve start jitter (default: 0)")
+
+    ls = sub.add_parser("list", help="list congestion controls, TCP profiles, queues, error models, ...",
+                        description="List everything selectable by name, with parameters, units and defaults, "
+                                    "from the simulator's registry.")
+    ls.add_argument("--json", action="store_true", help="print the registry as JSON (default: tables)")
+
+    rp = sub.add_parser("report", help="render plots and report.html from saved results",
+                        description="Render figures and a self-contained report.html from a results directory "
+                                    "written by `tcplab run --out` or `tcplab sweep`.")
+    rp.add_argument("dir", type=Path, metavar="DIR", help="results directory")
+    rp.add_argument("--out", type=Path, default=None, metavar="FILE",
+                    help="where to write the report (default: DIR/report.html)")
+    return p
+
+
+def _seed(text: str) -> int:
+    try:
+        n = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if not 0 <= n < 2**64:
+        raise argparse.ArgumentTypeError(f"seed must be in [0, 2^64), got {n}")
+    return n
+
+
+def _positive(text: str) -> int:
+    try:
+        n = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
+    return n
+
+
+def _traces(text: str) -> list[str]:
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    for t in names:
+        if t not in TRACES:
+            raise argparse.ArgumentTypeError(f"unknown trace {t!r}; accepted: {', '.join(TRACES)}")
+    return names
+
+
+def _err(message: str) -> None:
+    print(f"error: {message}", file=sys.stderr)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Runs the CLI; returns the exit code (the console script exits with it)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # --help/--version (0) or a usage error (2)
+        return int(e.code) if isinstance(e.code, int) else EXIT_BAD_INPUT
+    handler = {"run": _cmd_run, "sweep": _cmd_sweep, "check": _cmd_check, "list": _cmd_list, "report": _cmd_report}
+    try:
+        return handler[args.command](args)
+    except ScenarioError as e:
+        _err(str(e))
+        return EXIT_BAD_INPUT
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    sc = load(args.scenario)  # validates fully before anything runs or is written
+    if not core_has_run():
+        _err("this build of the simulator core has no run() yet; rebuild the extension")
+        return EXIT_RUN_FAILED
+    try:
+        result = run_scenario(sc, seed=args.seed, trace=args.trace)
+    except CoreRunError as e:
+        _err(f"{args.scenario}: the simulator rejected the scenario: {e}")
+        return EXIT_BAD_INPUT
+    except Exception as e:  # a failure inside the run (e.g. a panic in the core)
+        _err(f"{args.scenario}: the run failed: {type(e).__name__}: {e}")
+        return EXIT_RUN_FAILED
+    _print_run(result, str(args.scenario))
+    if args.out is not None:
+        result.write(args.out)
+        print(f"tables written to {args.out}")
+    return EXIT_OK
+
+
+def _fmt(v: Any, digits: int = 3) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return "-" if math.isnan(v) else f"{v:.{digits}f}"
+    try:
+        import pandas as pd
+
+        if pd.isna(v):
+            return "-"
+    except (TypeError, ValueError):
+        pass
+    return str(v)
+
+
+def _print_run(result: Any, title: str) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(width=None if sys.stdout.isatty() else 132)
+    t = Table(title=f"{title}: flows (seed {result.meta.get('seed', '?')}; times in s)")
+    cols = [("name", "name"), ("group", "group"), ("cc", "cc"), ("start_s", "start"),
+            ("established_s", "estab."), ("elapsed_s", "elapsed"), ("bytes_delivered", "bytes"),
+            ("goodput_bps", "Mbit/s"), ("retransmits", "rexmit"), ("rtos", "RTOs"),
+            ("spurious_rtos", "spurious"), ("syn_retransmits", "SYN rx")]
+    for _, head in cols:
+        t.add_column(head, justify="right" if head not in ("name", "group", "cc") else "left")
+    for _, row in result.flows.iterrows():
+        cells = []
+        for col, _ in cols:
+            v = row.get(col)
+            if col == "goodput_bps" and v is not None and not _is_na(v):
+                v = float(v) / 1e6
+            cells.append(_fmt(v))
+        t.add_row(*cells)
+    console.print(t)
+    if len(result.udp):
+        u = Table(title="UDP flows")
+        ucols = ["name", "group", "pkts_sent", "pkts_delivered", "pkts_lost", "owd_mean_s", "owd_max_s", "jitter_s"]
+        for c in ucols:
+            u.add_column(c)
+        for _, row in result.udp.iterrows():
+            u.add_row(*[_fmt(row.get(c), 4) for c in ucols])
+        console.print(u)
+    m = result.meta
+    console.print(f"simulated {_fmt(m.get('sim_end_s'))} s, {m.get('events', '?')} events in "
+                  f"{_fmt(m.get('wall_s'))} s wall; digest {m.get('digest', '?')}")
+
+
+def _is_na(v: Any) -> bool:
+    try:
+        import pandas as pd
+
+        return bool(pd.isna(v))
+    except (TypeError, ValueError):
+        return False
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from tcplab.sweeps import load_experiment, sweep
+
+    exp = load_experiment(args.experiment)  # every grid point validated before anything runs
+    if not core_has_run():
+        _err("this build of the simulator core has no run() yet; rebuild the extension")
+        return EXIT_RUN_FAILED
+    if args.scheduler is not None and not (args.scheduler == "dask:local" or args.scheduler.startswith("tcp://")):
+        _err(f"--scheduler: unknown address {args.scheduler!r}; accepted: tcp://HOST:PORT or dask:local")
+        return EXIT_BAD_INPUT
+    out = args.out or Path("results") / Path(args.experiment).stem
+    result = sweep(exp, out, jobs=args.jobs, scheduler=args.scheduler, progress=not args.no_progress)
+    total = result.ran + result.skipped
+    print(f"{total - len(result.failures)}/{total} runs finished ({result.skipped} resumed); results in {out}")
+    if result.failures:
+        _err(f"{len(result.failures)} run(s) failed; see {out / 'manifest.json'}")
+        return EXIT_RUN_FAILED
+    return EXIT_OK
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    from tcplab.scenario import parse_toml, read_text
+    from tcplab.sweeps import Experiment
+
+    text = read_text(args.file)
+    doc = parse_toml(text, str(args.file))
+    if "sweep" in doc:
+        exp = Experiment.from_toml(text, str(args.file))
+        if args.json:
+            print(json.dumps([json.loads(t.core_json) for t in exp.tasks()], indent=2))
+        else:
+            print(f"ok: {len(exp.grid())} grid points x {exp.replications} replications")
+        return EXIT_OK
+    sc = Scenario.from_toml(text, str(args.file))
+    print(json.dumps(sc.to_core(args.seed), indent=2) if args.json else "ok")
+    return EXIT_OK
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    reg = registry.registry()
+    if args.json:
+        print(json.dumps(reg, indent=2, sort_keys=True))
+        return EXIT_OK
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(width=None if sys.stdout.isatty() else 132)
+    t = Table(title="Congestion controls (scenario: \\[cc] name = ..., params = { ... })")
+    for c in ("name", "parameters (unit, default)", "summary", "reference"):
+        t.add_column(c)
+    for cc in reg.get("congestion_controls", []):
+        params = "\n".join(
+            f"{p['name']} ({p.get('unit') or '-'}, default {p['default']:g}): {p.get('doc', '')}" for p in cc["params"]
+        ) or "none"
+        t.add_row(cc["name"], params, cc.get("summary", ""), cc.get("reference", ""))
+    console.print(t)
+
+    profiles = reg.get("tcp_profiles", [])
+    if profiles:
+        from tcplab.scenario import _profile_value, _TCP_KINDS
+
+        pt = Table(title="TCP profiles (\\[tcp] profile = ...; every knob can be overridden)")
+        pt.add_column("knob")
+        for p in profiles:
+            pt.add_column(p["name"])
+        knobs = list(_TCP_KINDS) + [k for k in profiles[0]["config"] if k not in _TCP_KINDS]
+        for k in knobs:
+            pt.add_row(k, *[_profile_value(p["name"], k) if k in _TCP_KINDS else json.dumps(p["config"].get(k)) for p in profiles])
+        console.print(pt)
+        for p in profiles:
+            console.print(f"  [bold]{p['name']}[/bold]: {p.get('summary', '')}")
+
+    titles = {"queues": "Queue disciplines (queue = { kind = ... })", "error_models": "Error models (error = { kind = ... })",
+              "link_presets": "Link presets", "studies": "Studies (tcplab study NAME)"}
+    for key, value in reg.items():
+        if key in ("congestion_controls", "tcp_profiles") or not isinstance(value, list):
+            continue
+        gt = Table(title=titles.get(key, key.replace("_", " ").capitalize()))
+        cols = [c for c in ("name", "summary", "reference") if any(c in e for e in value)]
+        extra = sorted({k for e in value for k in e} - set(cols))
+        for c in cols + extra:
+            gt.add_column(c)
+        for e in value:
+            gt.add_row(*[str(e.get(c, "")) if not isinstance(e.get(c), (list, dict)) else json.dumps(e.get(c)) for c in cols + extra])
+        console.print(gt)
+    for key in ("link_presets", "studies"):
+        if key not in reg:
+            console.print(f"{titles[key]}: none registered in this build")
+    return EXIT_OK
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from tcplab.report import ReportError, write_report
+
+    try:
+        path = write_report(args.dir, args.out)
+    except ReportError as e:
+        _err(str(e))
+        return EXIT_BAD_INPUT
+    print(f"report written to {path}")
+    return EXIT_OK
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,247 @@
+"""Results of one run as pandas DataFrames, and their Parquet files (SPEC.md, "Tables").
+
+``tcplab._core.run`` returns a JSON document of column lists; :class:`RunResult`
+turns it into DataFrames with a fixed column order and dtypes, and writes them as one
+Parquet file per table. Every file is written to a temporary name in the target
+directory and then moved over the final name with ``os.replace``, so a reader (or a
+resumed sweep) never sees a half-written table.
+
+Tables and columns (times in seconds, rates in bit/s, sizes in bytes):
+
+- ``flows``: flow_id, name, group, cc, src, dst, start_s, established_s,
+  completed_s, elapsed_s (completion - start, handshake included; NaN if not
+  completed), bytes_target (<NA> for bulk), bytes_delivered, goodput_bps, segs_sent,
+  retransmits, fast_retransmits, rtos, spurious_rtos, syn_retransmits.
+- ``udp``: flow_id, name, group, src, dst, pkts_sent, pkts_delivered, pkts_lost,
+  owd_mean_s, owd_max_s, jitter_s.
+- ``queues``: link, enq_pkts, enq_bytes, drops_overflow, drops_early, drops_forced,
+  drops_corruption, occ_mean_pkts, occ_max_pkts, occ_mean_bytes, occ_max_bytes.
+- ``links``: link, rate_bps, delay_s, tx_pkts, tx_bytes, utilisation,
+  busy_sample_fraction, realised_per.
+- series (only when recorded): ``cwnd`` (t_s, flow_id, cwnd_bytes, ssthresh_bytes,
+  srtt_s, rto_s, state), ``queue`` (t_s, link, pkts, bytes), ``owd`` (t_s, flow_id,
+  owd_s), ``drops`` (t_s, link, flow_id, cause).
+
+Example:
+    >>> doc = {"meta": {"seed": 1, "name": "x", "sim_end_s": 1.0, "events": 10, "digest": "ab", "wall_s": 0.1},
+    ...        "flows": {"flow_id": [0], "name": ["f"], "elapsed_s": [None]}, "udp": {}, "queues": {}, "links": {},
+    ...        "series": {}}
+    >>> r = RunResult.from_core(doc)
+    >>> r.flows.loc[0, "name"], bool(r.flows["elapsed_s"].isna()[0])
+    ('f', True)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import pandas as pd
+
+__all__ = ["RunResult", "TABLES", "SERIES", "COLUMNS", "frame", "write_table_atomic", "write_json_atomic"]
+
+#: Summary tables, always present.
+TABLES = ("flows", "udp", "queues", "links")
+#: Time series, present when recorded.
+SERIES = ("cwnd", "queue", "owd", "drops")
+
+_F, _I, _S, _NI = "float64", "int64", "string", "Int64"
+
+#: Documented columns and dtypes of every table (``series_<name>`` for the series).
+COLUMNS: dict[str, dict[str, str]] = {
+    "flows": {
+        "flow_id": _I, "name": _S, "group": _S, "cc": _S, "src": _S, "dst": _S,
+        "start_s": _F, "established_s": _F, "completed_s": _F, "elapsed_s": _F,
+        "bytes_target": _NI, "bytes_delivered": _I, "goodput_bps": _F, "segs_sent": _I,
+        "retransmits": _I, "fast_retransmits": _I, "rtos": _I, "spurious_rtos": _I,
+        "syn_retransmits": _I,
+    },
+    "udp": {
+        "flow_id": _I, "name": _S, "group": _S, "src": _S, "dst": _S, "pkts_sent": _I,
+        "pkts_delivered": _I, "pkts_lost": _I, "owd_mean_s": _F, "owd_max_s": _F, "jitter_s": _F,
+    },
+    "queues": {
+        "link": _S, "enq_pkts": _I, "enq_bytes": _I, "drops_overflow": _I, "drops_early": _I,
+        "drops_forced": _I, "drops_corruption": _I, "occ_mean_pkts": _F, "occ_max_pkts": _F,
+        "occ_mean_bytes": _F, "occ_max_bytes": _F,
+    },
+    "links": {
+        "link": _S, "rate_bps": _I, "delay_s": _F, "tx_pkts": _I, "tx_bytes": _I,
+        "utilisation": _F, "busy_sample_fraction": _F, "realised_per": _F,
+    },
+    "series_cwnd": {
+        "t_s": _F, "flow_id": _I, "cwnd_bytes": _I, "ssthresh_bytes": _F, "srtt_s": _F, "rto_s": _F, "state": _S,
+    },
+    "series_queue": {"t_s": _F, "link": _S, "pkts": _I, "bytes": _I},
+    "series_owd": {"t_s": _F, "flow_id": _I, "owd_s": _F},
+    "series_drops": {"t_s": _F, "link": _S, "flow_id": _NI, "cause": _S},
+}
+
+
+def frame(table: str, columns: Mapping[str, list[Any]] | None) -> pd.DataFrame:
+    """A DataFrame from a dict of column lists, in the documented order and dtypes.
+
+    Documented columns missing from ``columns`` are filled with nulls (so every table
+    has its full schema); extra columns the core adds are kept, after them. ``None``
+    becomes NaN in float columns and <NA> in nullable ones.
+
+    Example:
+        >>> frame("links", {"link": ["bottleneck"], "utilisation": [0.5]}).dtypes["rate_bps"]
+        Int64Dtype()
+    """
+    columns = dict(columns or {})
+    schema = COLUMNS.get(table, {})
+    lengths = {len(v) for v in columns.values()}
+    if len(lengths) > 1:
+        raise ValueError(f"table {table}: columns of unequal length {sorted(lengths)}")
+    n = lengths.pop() if lengths else 0
+    data: dict[str, Any] = {}
+    for name, dtype in schema.items():
+        values = columns.pop(name, None)
+        if values is None:
+            values = [None] * n
+            dtype = {"int64": "Int64"}.get(dtype, dtype)
+        data[name] = _column(values, dtype)
+    for name, values in columns.items():
+        data[name] = pd.Series(values)
+    return pd.DataFrame(data, index=pd.RangeIndex(n))
+
+
+def _column(values: list[Any], dtype: str) -> pd.Series:
+    if dtype == "float64":
+        return pd.Series([float("nan") if v is None else v for v in values], dtype="float64")
+    if dtype == "int64" and any(v is None for v in values):
+        dtype = "Int64"
+    return pd.Series(values, dtype=dtype)
+
+
+#: Sender congestion states by the core's code (cc/mod.rs ``CaState::code``).
+CA_STATES = {0: "open", 1: "recovery", 2: "loss"}
+
+
+def _named_codes(series: dict[str, Any], link_names: list[str] | None) -> dict[str, Any]:
+    """Replaces integer link indices and state codes in the series by their names.
+
+    The core sends series columns compactly: ``link`` as an index into
+    ``meta.link_names`` and the cwnd ``state`` as a ``CaState`` code.
+
+    Example:
+        >>> _named_codes({"queue": {"link": [1, 0]}, "cwnd": {"state": [0, 2]}}, ["a", "b"])
+        {'queue': {'link': ['b', 'a']}, 'cwnd': {'state': ['open', 'loss']}}
+    """
+    out = {}
+    for name, cols in series.items():
+        cols = dict(cols or {})
+        links = cols.get("link")
+        if link_names and links and all(isinstance(v, int) and 0 <= v < len(link_names) for v in links):
+            cols["link"] = [link_names[v] for v in links]
+        states = cols.get("state") if name == "cwnd" else None
+        if states and all(isinstance(v, int) for v in states):
+            cols["state"] = [CA_STATES.get(v, str(v)) for v in states]
+        out[name] = cols
+    return out
+
+
+def write_table_atomic(df: pd.DataFrame, path: Path) -> None:
+    """Writes ``df`` as Parquet at ``path`` via a temporary file and ``os.replace``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        df.to_parquet(tmp, index=False)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_json_atomic(obj: Any, path: Path) -> None:
+    """Writes ``obj`` as indented JSON at ``path`` via a temporary file and ``os.replace``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            json.dump(obj, fh, indent=2, sort_keys=True, default=str)
+            fh.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@dataclass
+class RunResult:
+    """One run's tables (see the module docstring for every column).
+
+    Attributes: ``meta`` (seed, name, sim_end_s, events, digest, wall_s), ``flows``,
+    ``udp``, ``queues``, ``links`` (DataFrames), ``series`` (name -> DataFrame, only
+    the recorded ones) and ``scenario`` (the resolved core scenario, if known).
+    """
+
+    meta: dict[str, Any]
+    flows: pd.DataFrame
+    udp: pd.DataFrame
+    queues: pd.DataFrame
+    links: pd.DataFrame
+    series: dict[str, pd.DataFrame] = field(default_factory=dict)
+    scenario: dict[str, Any] | None = None
+
+    @classmethod
+    def from_core(cls, doc: Mapping[str, Any] | str, scenario: dict[str, Any] | None = None) -> "RunResult":
+        """Builds the result from ``_core.run``'s JSON document (a str or parsed)."""
+        if isinstance(doc, str):
+            doc = json.loads(doc)
+        meta = dict(doc.get("meta") or {})
+        series_doc = _named_codes(dict(doc.get("series") or {}), meta.get("link_names"))
+        series = {
+            name: frame(f"series_{name}", cols)
+            for name, cols in series_doc.items()
+            if cols and any(len(v) for v in cols.values())
+        }
+        return cls(
+            meta=meta,
+            flows=frame("flows", doc.get("flows")),
+            udp=frame("udp", doc.get("udp")),
+            queues=frame("queues", doc.get("queues")),
+            links=frame("links", doc.get("links")),
+            series=series,
+            scenario=scenario,
+        )
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """Every table by file stem: ``flows``, ``udp``, ``queues``, ``links``, ``series_*``."""
+        out = {name: getattr(self, name) for name in TABLES}
+        out.update({f"series_{k}": v for k, v in self.series.items()})
+        return out
+
+    def write(self, out_dir: str | Path) -> Path:
+        """Writes ``<table>.parquet`` for every table, ``meta.json`` and ``scenario.json``.
+
+        Each file is replaced atomically. Returns the directory.
+        """
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        for name, df in self.tables().items():
+            write_table_atomic(df, out / f"{name}.parquet")
+        if self.scenario is not None:
+            write_json_atomic(self.scenario, out / "scenario.json")
+        write_json_atomic(self.meta, out / "meta.json")
+        return out
+
+    @classmethod
+    def read(cls, out_dir: str | Path) -> "RunResult":
+        """Reads back what :meth:`write` wrote."""
+        d = Path(out_dir)
+        tables = {name: pd.read_parquet(d / f"{name}.parquet") for name in TABLES}
+        series = {p.stem[len("series_"):]: pd.read_parquet(p) for p in sorted(d.glob("series_*.parquet"))}
+        scenario_path = d / "scenario.json"
+        return cls(
+            meta=json.loads((d / "meta.json").read_text()),
+            series=series,
+            scenario=json.loads(scenario_path.read_text()) if scenario_path.exists() else None,
+            **tables,
+        )

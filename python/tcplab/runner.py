@@ -1,0 +1,124 @@
+"""One simulation: ``tcplab.run(scenario, seed)`` (SPEC.md, "Python API").
+
+The scenario is validated and resolved in Python (:mod:`tcplab.scenario`), handed to
+the core as JSON (``tcplab._core.run``, which releases the GIL while Rust runs) and
+the columns that come back become a :class:`tcplab.results.RunResult` of pandas
+DataFrames (columns documented in :mod:`tcplab.results`).
+
+Example (needs the core's ``run``)::
+
+    >>> import tcplab
+    >>> r = tcplab.run("examples/hspa_iw10.toml", seed=1, trace=["cwnd"])  # doctest: +SKIP
+    >>> r.flows[["name", "elapsed_s", "rtos"]]                              # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from pathlib import Path
+from typing import Iterable
+
+from tcplab import _core
+from tcplab.results import RunResult
+from tcplab.scenario import Record, Scenario, load
+
+__all__ = ["run", "run_core", "core_has_run", "TRACES", "with_traces", "as_scenario", "CoreRunError"]
+
+#: Names accepted by ``trace=`` and ``--trace``.
+TRACES = ("cwnd", "queue", "owd", "drops")
+
+
+class CoreRunError(ValueError):
+    """The core rejected the scenario or failed while running it."""
+
+
+def core_has_run() -> bool:
+    """Whether the compiled core offers ``run`` (it lands after the front end).
+
+    Example:
+        >>> isinstance(core_has_run(), bool)
+        True
+    """
+    return hasattr(_core, "run")
+
+
+def as_scenario(scenario: Scenario | str | Path) -> Scenario:
+    """A :class:`Scenario`, loading it when given a path."""
+    if isinstance(scenario, Scenario):
+        return scenario
+    return load(scenario)
+
+
+def with_traces(scenario: Scenario, trace: Iterable[str] | None) -> Scenario:
+    """A copy of ``scenario`` that also records the named series.
+
+    ``cwnd`` and ``drops`` switch those series on; ``queue`` records every link's
+    queue unless ``[record] queue`` already names some; ``owd`` records every flow
+    unless ``[record] owd`` already names some.
+
+    Example:
+        >>> from tcplab.scenario import EXAMPLE_TOML
+        >>> sc = with_traces(Scenario.from_toml(EXAMPLE_TOML), ["cwnd", "queue"])
+        >>> sc.record.cwnd, sc.record.queue
+        (True, ['*'])
+    """
+    names = list(trace or [])
+    for t in names:
+        if t not in TRACES:
+            raise ValueError(f"unknown trace {t!r}; accepted: {', '.join(TRACES)}")
+    if not names:
+        return scenario
+    sc = copy.deepcopy(scenario)
+    rec = sc.record
+    assert isinstance(rec, Record)
+    if "cwnd" in names:
+        rec.cwnd = True
+    if "drops" in names:
+        rec.drops = True
+    if "queue" in names and not rec.queue:
+        rec.queue = ["*"]
+    if "owd" in names and not rec.owd:
+        rec.owd = ["*"]
+    return sc
+
+
+def run_core(core_json: str, seed: int) -> str:
+    """Calls ``_core.run`` on a resolved scenario; errors become :class:`CoreRunError`."""
+    if not core_has_run():
+        raise RuntimeError("the compiled core has no run() yet (tcplab._core.run); rebuild the extension")
+    try:
+        out: str = _core.run(core_json, seed)
+    except ValueError as e:
+        raise CoreRunError(str(e)) from None
+    return out
+
+
+def run(scenario: Scenario | str | Path, seed: int = 0, trace: Iterable[str] | None = None) -> RunResult:
+    """Runs one simulation and returns its tables.
+
+    Args:
+        scenario: a :class:`Scenario`, or the path of a scenario file.
+        seed: master seed (same scenario + same seed = bit-identical results).
+        trace: time series to record in addition to ``[record]``: any of
+            ``cwnd``, ``queue``, ``owd``, ``drops``.
+
+    Returns:
+        A :class:`RunResult`; ``result.flows`` etc. are DataFrames.
+
+    Raises:
+        ScenarioError: the scenario is invalid (nothing ran).
+        CoreRunError: the core rejected the scenario.
+    """
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+        raise ValueError(f"seed must be an integer in [0, 2^64), got {seed!r}")
+    sc = with_traces(as_scenario(scenario), trace)
+    core = sc.to_core(seed)
+    text = json.dumps(core, sort_keys=True, separators=(",", ":"))
+    t0 = time.perf_counter()
+    out = run_core(text, seed)
+    wall_s = time.perf_counter() - t0  # the core reads no clock; the caller times it
+    result = RunResult.from_core(out, scenario=core)
+    result.meta["wall_s"] = wall_s
+    return result

@@ -1,0 +1,572 @@
+"""Sweeps: a grid of parameters x replications, run in parallel and resumable (issue 3).
+
+An experiment file is a scenario plus a ``[sweep]`` table (see :data:`SWEEP_REFERENCE`).
+Each (grid point, replication) is one independent task. Replication ``r`` uses seed
+``seed + r`` at every grid point: common random numbers, so protocol variants see the
+same flows, start times and losses (seed 002's "same set of flows").
+
+Engines: a local process pool (``jobs`` workers, default the core count; ``jobs = 1``
+runs in this process) or a Dask distributed cluster (``scheduler="tcp://HOST:PORT"``,
+or ``"dask:local"`` for a ``LocalCluster`` of worker processes). Workers return the
+core's summary tables (and the time series only when the scenario records them);
+this process alone writes, so both engines write identical results.
+
+Results directory:
+
+- ``runs/<key>/``: one finished run (its tables as Parquet plus ``run.json``), where
+  ``key`` hashes the resolved scenario, the parameters and the seed. It is written
+  under a temporary name and renamed into place, so a killed sweep leaves either a
+  whole run or nothing; re-running the command skips the runs already there.
+- ``flows.parquet``, ``udp.parquet``, ``queues.parquet``, ``links.parquet`` (and
+  ``series_*.parquet`` when recorded): every finished run, with the parameters as
+  columns plus ``point``, ``replication``, ``seed`` and ``run_key``.
+- ``manifest.json``: the scenario, the grid, the replications and seeds, the tcplab
+  version, the git revision when known, start and end times, and the failed runs.
+
+A run that fails is reported with its parameters and seed; the others go on, and the
+command exits with code 1.
+
+Example:
+    >>> exp = Experiment.from_toml(EXAMPLE_EXPERIMENT)
+    >>> exp.params, exp.replications
+    ({'tcp.iw': [3, 10], 'topology.bottleneck.queue.limit': ['20pkt', '48pkt']}, 2)
+    >>> [(t.point, t.replication, t.seed) for t in exp.tasks()][:3]
+    [(0, 0, 0), (0, 1, 1), (1, 0, 0)]
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import copy
+import datetime as dt
+import hashlib
+import itertools
+import json
+import multiprocessing
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pandas as pd
+
+from tcplab import _core
+from tcplab.results import TABLES, RunResult, write_json_atomic, write_table_atomic
+from tcplab.runner import run_core
+from tcplab.scenario import Scenario, ScenarioError, TomlLocator, _located, _near, parse_toml, read_text
+
+__all__ = ["Experiment", "Task", "SweepResult", "sweep", "load_experiment", "SWEEP_REFERENCE", "EXAMPLE_EXPERIMENT"]
+
+SWEEP_REFERENCE = '''\
+## Experiment files: `[sweep]`
+
+An experiment file is a scenario plus a `[sweep]` table. Every key other than the
+reserved ones below is a parameter: a dotted path into the scenario (quote it, or
+write it as a dotted key) mapped to the list of values it takes. The grid is the full
+product of the lists; each grid point runs `replications` times.
+
+| field | type | default | meaning |
+|---|---|---|---|
+| `replications` | integer; >= 1 | 1 | Runs per grid point. |
+| `seed` | integer; >= 0 | 0 | Replication r runs with seed `seed + r` at every grid point (common random numbers). |
+| any other key | list | | A parameter path (`"tcp.iw"`, `"topology.bottleneck.queue.limit"`, `"flows[0].bytes"`) and its values, written as in the scenario (with units). |
+
+```toml
+[sweep]
+replications = 2
+"tcp.iw" = [3, 10]
+"topology.bottleneck.queue.limit" = ["20pkt", "48pkt"]
+```
+'''
+
+EXAMPLE_EXPERIMENT = '''\
+[topology]
+kind = "dumbbell"
+bottleneck = { rate = "2Mbps", delay = "70ms", queue = { kind = "drop_tail", limit = "48pkt" } }
+sender_access = { rate = "100Mbps", delay = "11ms" }
+receiver_access = { rate = "100Mbps", delay = "1ms" }
+
+[[flows]]
+bytes = "180kB"
+
+[sweep]
+replications = 2
+"tcp.iw" = [3, 10]
+"topology.bottleneck.queue.limit" = ["20pkt", "48pkt"]
+'''
+
+_RESERVED = {"replications": "integer >= 1", "seed": "integer >= 0"}
+
+
+@dataclass(frozen=True)
+class Task:
+    """One run of a sweep: grid point, replication, seed and the resolved scenario."""
+
+    point: int
+    replication: int
+    seed: int
+    params: dict[str, Any]
+    core_json: str
+    key: str
+
+
+@dataclass
+class Experiment:
+    """A scenario plus its ``[sweep]`` grid, validated at every grid point.
+
+    Attributes: ``base`` (the scenario document without ``[sweep]``), ``params``
+    (path -> values, in file order), ``replications``, ``seed``, ``text`` and ``file``.
+    """
+
+    base: dict[str, Any]
+    params: dict[str, list[Any]]
+    replications: int = 1
+    seed: int = 0
+    text: str = ""
+    file: str = "<string>"
+    _scenarios: list[Scenario] = field(default_factory=list, repr=False)
+
+    @classmethod
+    def from_toml(cls, text: str, file: str = "<string>") -> "Experiment":
+        """Parses an experiment file and validates the scenario at every grid point."""
+        doc = parse_toml(text, file)
+        sweep_doc = doc.pop("sweep", None)
+        try:
+            if sweep_doc is None:
+                raise ScenarioError("sweep", "an experiment file needs a [sweep] table", accepted=SWEEP_KEYS_TEXT)
+            if not isinstance(sweep_doc, dict):
+                raise ScenarioError("sweep", "must be a table", value=sweep_doc)
+            replications, seed, params = _read_sweep(sweep_doc)
+        except ScenarioError as e:
+            raise _located(e, text, file) from None
+        exp = cls(base=doc, params=params, replications=replications, seed=seed, text=text, file=file)
+        exp._scenarios = [exp._scenario_at(point) for point in exp.grid()]
+        return exp
+
+    def grid(self) -> list[dict[str, Any]]:
+        """Every grid point as ``{path: value}``, the last parameter varying fastest.
+
+        Example:
+            >>> Experiment(base={}, params={"a": [1, 2], "b": ["x", "y"]}).grid()
+            [{'a': 1, 'b': 'x'}, {'a': 1, 'b': 'y'}, {'a': 2, 'b': 'x'}, {'a': 2, 'b': 'y'}]
+        """
+        names = list(self.params)
+        return [dict(zip(names, combo)) for combo in itertools.product(*self.params.values())]
+
+    def scenario(self, point: int) -> Scenario:
+        """The validated scenario of grid point ``point``."""
+        if not self._scenarios:
+            self._scenarios = [self._scenario_at(p) for p in self.grid()]
+        return self._scenarios[point]
+
+    def seeds(self) -> list[int]:
+        """The seed of each replication (the same at every grid point)."""
+        return [self.seed + r for r in range(self.replications)]
+
+    def tasks(self) -> list[Task]:
+        """Every run, grid point by grid point, replication by replication."""
+        out = []
+        for i, params in enumerate(self.grid()):
+            sc = self.scenario(i)
+            for r, seed in enumerate(self.seeds()):
+                core_json = sc.to_core_json(seed)
+                out.append(Task(i, r, seed, params, core_json, run_key(core_json, params, seed)))
+        return out
+
+    def _scenario_at(self, params: dict[str, Any]) -> Scenario:
+        doc = copy.deepcopy(self.base)
+        for path, value in params.items():
+            try:
+                _set_path(doc, path, copy.deepcopy(value))
+            except ScenarioError as e:
+                raise _located(e.prefixed("sweep"), self.text, self.file) from None
+        try:
+            return Scenario.from_dict(doc)
+        except ScenarioError as e:
+            swept = next((p for p in params if _norm(e.path) == _norm(p) or _norm(e.path).startswith(_norm(p) + ".")), None)
+            if swept is not None:
+                e.problem += f" (value from [sweep] {swept!r}, grid point {params})"
+                e.file, e.line = self.file, TomlLocator(self.text).line(f"sweep.{swept}")
+                raise e from None
+            raise _located(e, self.text, self.file) from None
+
+
+SWEEP_KEYS_TEXT = "replications, seed, and parameter paths like \"tcp.iw\" = [3, 10]"
+
+
+def _read_sweep(doc: dict[str, Any]) -> tuple[int, int, dict[str, list[Any]]]:
+    replications, seed = 1, 0
+    params: dict[str, list[Any]] = {}
+    for key, value in _flatten(doc):
+        if key == "replications":
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ScenarioError("sweep.replications", "must be an integer >= 1", value=value)
+            replications = value
+        elif key == "seed":
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**63:
+                raise ScenarioError("sweep.seed", "must be an integer >= 0", value=value)
+            seed = value
+        else:
+            if not isinstance(value, list) or not value:
+                raise ScenarioError(
+                    f"sweep.{key}", "a swept parameter takes a non-empty list of values", value=value,
+                    accepted="a list like [3, 10]", suggestion=_near(key, _RESERVED),
+                )
+            params[key] = value
+    if not params:
+        raise ScenarioError("sweep", "names no parameter to sweep", accepted=SWEEP_KEYS_TEXT)
+    return replications, seed, params
+
+
+def _flatten(doc: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    for key, value in doc.items():
+        path = f"{prefix}.{key}" if prefix else str(key)
+        if isinstance(value, dict) and path not in _RESERVED:
+            yield from _flatten(value, path)
+        else:
+            yield path, value
+
+
+_INDEX = re.compile(r"^([^\[\]]*)((?:\[\d+\])*)$")
+
+
+def _path_parts(path: str) -> list[str | int]:
+    parts: list[str | int] = []
+    for piece in path.split("."):
+        m = _INDEX.match(piece)
+        if m is None or (not m.group(1) and not m.group(2)):
+            raise ScenarioError(path, "is not a parameter path", accepted="dotted keys with optional [index], like flows[0].bytes")
+        if m.group(1):
+            parts.append(int(m.group(1)) if m.group(1).isdigit() else m.group(1))
+        parts += [int(i) for i in re.findall(r"\[(\d+)\]", m.group(2))]
+    return parts
+
+
+def _norm(path: str) -> str:
+    return ".".join(str(p) for p in _path_parts(path)) if path else ""
+
+
+def _set_path(doc: dict[str, Any], path: str, value: Any) -> None:
+    """Sets ``doc[path] = value``, creating missing tables; list items must exist."""
+    parts = _path_parts(path)
+    node: Any = doc
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        where = ".".join(str(p) for p in parts[: i + 1])
+        if isinstance(part, int):
+            if not isinstance(node, list) or not 0 <= part < len(node):
+                size = len(node) if isinstance(node, list) else 0
+                raise ScenarioError(path, f"index {part} does not exist ({where}: the scenario has {size} entries)")
+            if last:
+                node[part] = value
+            else:
+                node = node[part]
+        else:
+            if not isinstance(node, dict):
+                raise ScenarioError(path, f"{where} is not a table in the scenario")
+            if last:
+                node[part] = value
+            else:
+                node = node.setdefault(part, {})
+
+
+def run_key(core_json: str, params: dict[str, Any], seed: int) -> str:
+    """The run's identity: a hash of the resolved scenario, the parameters and the seed.
+
+    Example:
+        >>> run_key("{}", {"tcp.iw": 3}, 1) == run_key("{}", {"tcp.iw": 3}, 1) != run_key("{}", {"tcp.iw": 3}, 2)
+        True
+    """
+    blob = json.dumps({"scenario": json.loads(core_json), "params": params, "seed": seed}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:24]
+
+
+def load_experiment(path: str | Path) -> Experiment:
+    """Reads and validates an experiment file (a scenario plus ``[sweep]``)."""
+    return Experiment.from_toml(read_text(path), str(path))
+
+
+# --------------------------------------------------------------------------------------
+# Execution
+
+
+def execute(core_json: str, seed: int) -> str:
+    """The task body, run by a worker: one core run, its JSON document back."""
+    return run_core(core_json, seed)
+
+
+@dataclass
+class SweepResult:
+    """What a sweep produced: its directory, tables and failed runs."""
+
+    out: Path
+    tables: dict[str, pd.DataFrame]
+    failures: list[dict[str, Any]]
+    ran: int
+    skipped: int
+
+    @property
+    def flows(self) -> pd.DataFrame:
+        """Every finished run's flows, with the parameters as columns."""
+        return self.tables["flows"]
+
+
+def _git_revision() -> str | None:
+    here = Path(__file__).resolve().parent
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    rev = out.stdout.strip()
+    return rev if out.returncode == 0 and rev else None
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _finished_keys(runs_dir: Path) -> set[str]:
+    if not runs_dir.is_dir():
+        return set()
+    for stale in runs_dir.glob(".tmp-*"):  # left by a killed sweep: never complete
+        shutil.rmtree(stale, ignore_errors=True)
+    return {p.name for p in runs_dir.iterdir() if (p / "run.json").is_file()}
+
+
+def _store_run(runs_dir: Path, task: Task, doc: str) -> None:
+    """Writes one finished run under a temporary name, then renames it into place."""
+    result = RunResult.from_core(doc)
+    tmp = runs_dir / f".tmp-{task.key}-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    for name, df in result.tables().items():
+        df.to_parquet(tmp / f"{name}.parquet", index=False)
+    info = {"point": task.point, "replication": task.replication, "seed": task.seed,
+            "params": task.params, "key": task.key, "meta": result.meta}
+    (tmp / "run.json").write_text(json.dumps(info, sort_keys=True, default=str))
+    for p in tmp.iterdir():  # make the files durable before the rename publishes them
+        with open(p, "rb") as fh:
+            os.fsync(fh.fileno())
+    try:
+        os.rename(tmp, runs_dir / task.key)
+    except OSError:  # already there (another process finished it): keep the first
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _param_column(values: list[Any]) -> list[Any]:
+    if all(isinstance(v, (bool, int, float, str)) for v in values):
+        kinds = {type(v) for v in values}
+        if len(kinds) == 1 or kinds <= {int, float}:
+            return values
+    return [v if isinstance(v, str) else json.dumps(v, sort_keys=True) for v in values]
+
+
+def collect(out: Path, tasks: list[Task]) -> dict[str, pd.DataFrame]:
+    """Concatenates the finished runs of ``tasks`` into tables with parameter columns.
+
+    Rows come in task order (grid point, then replication), whatever order the runs
+    finished in, so every engine writes the same tables.
+    """
+    runs_dir = out / "runs"
+    frames: dict[str, list[pd.DataFrame]] = {}
+    for task in tasks:
+        d = runs_dir / task.key
+        if not (d / "run.json").is_file():
+            continue
+        for p in sorted(d.glob("*.parquet")):
+            df = pd.read_parquet(p)
+            extra = {"point": task.point, "replication": task.replication, "seed": task.seed, "run_key": task.key}
+            for name, value in task.params.items():
+                extra[name] = _param_column([value])[0] if not isinstance(value, (dict, list)) else json.dumps(value, sort_keys=True)
+            head = pd.DataFrame({k: [v] * len(df) for k, v in extra.items()}, index=df.index)
+            frames.setdefault(p.stem, []).append(pd.concat([head, df], axis=1))
+    tables: dict[str, pd.DataFrame] = {}
+    for name in list(TABLES) + sorted(set(frames) - set(TABLES)):
+        parts = [f for f in frames.get(name, []) if len(f)]
+        tables[name] = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+    return tables
+
+
+ProgressFn = Callable[[int, int], None]
+
+
+def sweep(
+    experiment: Experiment | str | Path,
+    out: str | Path,
+    jobs: int | None = None,
+    scheduler: str | None = None,
+    progress: bool = True,
+    report_failure: Callable[[Task, str], None] | None = None,
+) -> SweepResult:
+    """Runs (or resumes) every task of an experiment and writes the results directory.
+
+    Args:
+        experiment: an :class:`Experiment` or the path of an experiment file.
+        out: results directory (created; finished runs already in it are skipped).
+        jobs: local worker processes (default: the core count; 1 runs in-process).
+            With ``scheduler="dask:local"``, the LocalCluster's worker count (at least 2).
+        scheduler: ``None`` for the local pool, ``"tcp://HOST:PORT"`` for a Dask
+            scheduler, ``"dask:local"`` for a local Dask cluster of processes.
+        progress: show a progress bar (runs done, runs/s, ETA) on stderr.
+        report_failure: called with (task, message) for each failed run; the default
+            prints the parameters and the seed to stderr.
+    """
+    exp = experiment if isinstance(experiment, Experiment) else load_experiment(experiment)
+    out = Path(out)
+    runs_dir = out / "runs"
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    tasks = exp.tasks()
+    done = _finished_keys(runs_dir)
+    todo = [t for t in tasks if t.key not in done]
+    manifest_path = out / "manifest.json"
+    previous = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
+    manifest: dict[str, Any] = {
+        "scenario": exp.base,
+        "scenario_toml": exp.text,
+        "file": exp.file,
+        "grid": exp.params,
+        "replications": exp.replications,
+        "seeds": exp.seeds(),
+        "runs": len(tasks),
+        "tcplab_version": _core.version(),
+        "git_revision": _git_revision(),
+        "started": previous.get("started", _now()),
+        "sessions": previous.get("sessions", []) + [{"started": _now(), "skipped": len(tasks) - len(todo)}],
+        "ended": None,
+        "engine": scheduler or f"local:{jobs or os.cpu_count() or 1}",
+    }
+    write_json_atomic(manifest, manifest_path)
+
+    failures: list[dict[str, Any]] = []
+
+    def failed(task: Task, message: str) -> None:
+        failures.append({"point": task.point, "replication": task.replication, "seed": task.seed,
+                         "params": task.params, "error": message})
+        if report_failure is not None:
+            report_failure(task, message)
+        else:
+            print(f"run failed: params {task.params} seed {task.seed}: {message}", file=sys.stderr)
+
+    with _Progress(len(tasks), len(tasks) - len(todo), enabled=progress) as bar:
+        for task, doc, error in _execute_all(todo, jobs, scheduler):
+            if error is not None:
+                failed(task, error)
+            else:
+                assert doc is not None
+                try:
+                    _store_run(runs_dir, task, doc)
+                except Exception as e:  # a malformed result document is a failed run
+                    failed(task, f"{type(e).__name__}: {e}")
+            bar.advance()
+
+    tables = collect(out, tasks)
+    for name, df in tables.items():
+        if len(df) or name in TABLES:
+            write_table_atomic(df, out / f"{name}.parquet")
+    manifest["ended"] = _now()
+    manifest["failures"] = failures
+    manifest["finished_runs"] = len(_finished_keys(runs_dir) & {t.key for t in tasks})
+    write_json_atomic(manifest, manifest_path)
+    return SweepResult(out, tables, failures, ran=len(todo), skipped=len(tasks) - len(todo))
+
+
+def _execute_all(
+    todo: list[Task], jobs: int | None, scheduler: str | None
+) -> Iterator[tuple[Task, str | None, str | None]]:
+    """Yields (task, result document or None, error message or None) as runs finish."""
+    if not todo:
+        return
+    if scheduler:
+        yield from _execute_dask(todo, jobs, scheduler)
+        return
+    jobs = jobs or os.cpu_count() or 1
+    if jobs == 1:
+        for task in todo:
+            try:
+                yield task, execute(task.core_json, task.seed), None
+            except Exception as e:
+                yield task, None, f"{type(e).__name__}: {e}"
+        return
+    ctx = multiprocessing.get_context("spawn")
+    with cf.ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=ctx) as pool:
+        futures = {pool.submit(execute, t.core_json, t.seed): t for t in todo}
+        for fut in cf.as_completed(futures):
+            task = futures[fut]
+            try:
+                yield task, fut.result(), None
+            except Exception as e:
+                yield task, None, f"{type(e).__name__}: {e}"
+
+
+def _execute_dask(
+    todo: list[Task], jobs: int | None, scheduler: str
+) -> Iterator[tuple[Task, str | None, str | None]]:
+    from distributed import Client, LocalCluster, as_completed
+
+    cluster = None
+    if scheduler == "dask:local":
+        cluster = LocalCluster(
+            n_workers=max(2, jobs or os.cpu_count() or 2), threads_per_worker=1, processes=True,
+            dashboard_address=None, silence_logs=40,
+        )
+        client = Client(cluster)
+    elif scheduler.startswith("tcp://"):
+        client = Client(scheduler, timeout=30)
+    else:
+        raise ValueError(f"unknown scheduler {scheduler!r}; accepted: tcp://HOST:PORT or dask:local")
+    try:
+        futures = {client.submit(execute, t.core_json, t.seed, key=f"tcplab-run-{t.key}", pure=False): t for t in todo}
+        for fut in as_completed(list(futures)):
+            task = futures[fut]
+            if fut.status == "error":
+                exc = fut.exception()
+                yield task, None, f"{type(exc).__name__}: {exc}"
+            else:
+                yield task, fut.result(), None
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+class _Progress:
+    """A rich progress bar (runs done, runs/s, ETA) on stderr, or nothing."""
+
+    def __init__(self, total: int, done: int, enabled: bool) -> None:
+        self.enabled = enabled
+        self.total, self.done, self.ran = total, done, 0
+        self.started = time.monotonic()
+        self._progress: Any = None
+
+    def __enter__(self) -> "_Progress":
+        if self.enabled:
+            from rich.console import Console
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                                       TimeElapsedColumn, TimeRemainingColumn)
+
+            self._progress = Progress(
+                TextColumn("sweep"), BarColumn(), MofNCompleteColumn(), TextColumn("runs"),
+                TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TextColumn("ETA"),
+                TimeRemainingColumn(), console=Console(stderr=True), transient=False,
+            )
+            self._progress.__enter__()
+            self._task = self._progress.add_task("sweep", total=self.total, completed=self.done, rate="")
+        return self
+
+    def advance(self) -> None:
+        self.done += 1
+        self.ran += 1
+        if self._progress is not None:
+            elapsed = max(time.monotonic() - self.started, 1e-9)
+            self._progress.update(self._task, advance=1, rate=f"{self.ran / elapsed:.2f} runs/s")
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._progress is not None:
+            self._progress.__exit__(*exc)

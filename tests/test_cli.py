@@ -1,0 +1,91 @@
+"""The CLI contract: --help everywhere, exit codes, and no crash or partial output on bad input."""
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tcplab.cli import build_parser, main
+from tcplab.scenario import EXAMPLE_TOML
+
+COMMANDS = ["run", "sweep", "check", "list", "report"]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_has_help_with_defaults(command: str, capsys) -> None:
+    assert main([command, "--help"]) == 0
+    text = capsys.readouterr().out
+    assert "usage: tcplab" in text
+    for action in build_parser()._subparsers._group_actions[0].choices[command]._actions:  # type: ignore[union-attr]
+        if action.option_strings and action.dest != "help":
+            assert action.help and ("default" in action.help), f"{command} {action.option_strings} lacks a default"
+
+
+def test_top_level_help_and_usage_errors(capsys) -> None:
+    assert main(["--help"]) == 0
+    assert main([]) == 2
+    assert main(["run", "x.toml", "--seed", "-1"]) == 2
+    assert main(["run", "x.toml", "--trace", "cwnd,bogus"]) == 2
+    assert "unknown trace 'bogus'" in capsys.readouterr().err
+
+
+def test_list_prints_the_registry(capsys) -> None:
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    for word in ("reno", "ns2-sack", "drop_tail", "bernoulli", "initial_rto"):
+        assert word in out
+
+
+def test_invalid_scenario_exits_2_with_located_message_and_writes_nothing(tmp_path: Path, capsys) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text(EXAMPLE_TOML.replace("iw = 10", "iw = 0"))
+    out = tmp_path / "out"
+    assert main(["run", str(bad), "--out", str(out)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and f"{bad}:12: tcp.iw:" in captured.err
+    assert not out.exists()
+
+
+def test_check_accepts_examples(capsys) -> None:
+    examples = Path(__file__).resolve().parent.parent / "examples"
+    for f in sorted(examples.glob("*.toml")):
+        assert main(["check", str(f)]) == 0, f
+    assert "ok" in capsys.readouterr().out
+
+
+fuzz = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@fuzz
+@given(st.binary(max_size=300))
+def test_random_bytes_exit_2_without_output(tmp_path: Path, capsys, data: bytes) -> None:
+    f = tmp_path / "fuzz.toml"
+    f.write_bytes(data)
+    out = tmp_path / "fuzz-out"
+    code = main(["run", str(f), "--out", str(out)])
+    captured = capsys.readouterr()
+    assert code == 2 and captured.out == "" and captured.err.startswith("error: ")
+    assert not out.exists()
+
+
+toml_scalars = st.one_of(
+    st.integers(-10, 10**6).map(str), st.booleans().map(lambda b: str(b).lower()),
+    st.sampled_from(['"2Mbps"', '"70ms"', '"48pkt"', '"-1s"', '"dumbbell"', '"drop_tail"', '"s0"', '"reno"', "[]", "{}", '"x"']),
+)
+toml_keys = st.sampled_from(["name", "kind", "pairs", "rate", "delay", "limit", "iw", "bytes", "count", "src", "queue", "bogus"])
+tables = st.sampled_from(["", "[topology]", "[topology.bottleneck]", "[tcp]", "[cc]", "[[flows]]", "[record]", "[sweep]"])
+lines = st.one_of(tables, st.tuples(toml_keys, toml_scalars).map(lambda kv: f"{kv[0]} = {kv[1]}"))
+
+
+@fuzz
+@given(st.lists(lines, max_size=25), st.sampled_from(["run", "sweep", "check"]))
+def test_random_toml_exit_2_without_output(tmp_path: Path, capsys, doc: list[str], command: str) -> None:
+    f = tmp_path / "fuzz.toml"
+    f.write_text("\n".join(doc) + "\n")
+    out = tmp_path / "fuzz-out"
+    args = [command, str(f)] + (["--out", str(out)] if command != "check" else [])
+    code = main(args)
+    captured = capsys.readouterr()
+    assert code == 2 and captured.out == "" and captured.err.startswith("error: "), (code, captured)
+    assert not out.exists()

@@ -1,0 +1,37 @@
+"""docs/scenarios.md is generated from the validator's schema and must not drift."""
+
+import re
+from pathlib import Path
+
+from tcplab.scenario import Scenario, reference_markdown
+from tcplab.sweeps import Experiment
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "scenarios.md"
+
+
+def test_reference_is_up_to_date() -> None:
+    assert DOC.read_text() == reference_markdown(), (
+        "docs/scenarios.md is stale: regenerate it with `.venv/bin/python -m tcplab.scenario > docs/scenarios.md`"
+    )
+
+
+def test_toml_blocks_in_the_reference_validate() -> None:
+    blocks = re.findall(r"```toml\n(.*?)```", DOC.read_text(), re.S)
+    assert len(blocks) >= 2
+    scenario = blocks[0]
+    Scenario.from_toml(scenario, "docs/scenarios.md")
+    for block in blocks[1:]:
+        if block.lstrip().startswith("[sweep]"):
+            Experiment.from_toml(scenario + "\n" + block, "docs/scenarios.md")
+
+
+def test_every_field_of_the_schema_is_documented() -> None:
+    import dataclasses
+
+    from tcplab import scenario as s
+
+    text = DOC.read_text()
+    for cls in (s.Scenario, s.Dumbbell, s.Graph, s.GraphLink, s.Link, s.Access, s.DropTail, s.Bernoulli,
+                s.TcpOptions, s.CcOptions, s.TcpFlow, s.UdpFlow, s.Interval, s.Record):
+        for f in dataclasses.fields(cls):
+            assert f"| `{f.metadata['spec'].toml or f.name}` |" in text, (cls.__name__, f.name)

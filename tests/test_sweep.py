@@ -1,0 +1,115 @@
+"""Sweeps: grid, common random numbers, local pool vs Dask, resume after SIGKILL, manifest."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tcplab.scenario import ScenarioError
+from tcplab.sweeps import EXAMPLE_EXPERIMENT, Experiment, sweep
+
+JITTERED = EXAMPLE_EXPERIMENT.replace('bytes = "180kB"', 'bytes = "180kB"\ncount = 3\nstart_jitter = "200ms"')
+
+
+def test_grid_seeds_and_keys() -> None:
+    exp = Experiment.from_toml(JITTERED)
+    tasks = exp.tasks()
+    assert len(tasks) == 2 * 2 * 2
+    assert {t.seed for t in tasks if t.replication == 1} == {1}  # common random numbers
+    assert len({t.key for t in tasks}) == len(tasks)
+    # The same replication sees the same flow start times at every grid point.
+    starts = {(t.point, t.replication): [f["start"] for f in json.loads(t.core_json)["flows"]] for t in tasks}
+    assert starts[(0, 1)] == starts[(3, 1)] != starts[(0, 0)]
+
+
+def test_bad_sweep_values_are_located_at_the_sweep_key() -> None:
+    text = EXAMPLE_EXPERIMENT.replace('"tcp.iw" = [3, 10]', '"tcp.iw" = [3, 0]')
+    with pytest.raises(ScenarioError) as info:
+        Experiment.from_toml(text, "exp.toml")
+    e = info.value
+    assert e.path == "tcp.iw" and e.line == 12 and "[sweep] 'tcp.iw'" in str(e)
+    with pytest.raises(ScenarioError, match="non-empty list"):
+        Experiment.from_toml(EXAMPLE_EXPERIMENT.replace("[3, 10]", "3"))
+    with pytest.raises(ScenarioError, match="index 4 does not exist"):
+        Experiment.from_toml(EXAMPLE_EXPERIMENT + '"flows[4].bytes" = ["1kB"]\n')
+
+
+def read_tables(d: Path) -> dict[str, pd.DataFrame]:
+    return {t: pd.read_parquet(d / f"{t}.parquet") for t in ("flows", "queues", "links", "udp")}
+
+
+def test_results_have_parameters_as_columns_and_a_manifest(tmp_path: Path) -> None:
+    result = sweep(Experiment.from_toml(JITTERED), tmp_path, jobs=1, progress=False)
+    flows = read_tables(tmp_path)["flows"]
+    assert len(flows) == 8 * 3 and {"tcp.iw", "topology.bottleneck.queue.limit", "seed", "replication", "run_key"} <= set(flows.columns)
+    assert sorted(flows["tcp.iw"].unique()) == [3, 10]
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    assert manifest["grid"] == {"tcp.iw": [3, 10], "topology.bottleneck.queue.limit": ["20pkt", "48pkt"]}
+    assert manifest["seeds"] == [0, 1] and manifest["ended"] and manifest["failures"] == []
+    assert manifest["tcplab_version"] and "git_revision" in manifest
+    # Re-running skips everything and writes the same tables.
+    again = sweep(Experiment.from_toml(JITTERED), tmp_path, jobs=1, progress=False)
+    assert (again.ran, again.skipped) == (0, 8) and result.ran == 8
+    pd.testing.assert_frame_equal(read_tables(tmp_path)["flows"], flows)
+
+
+def test_local_pool_and_dask_local_cluster_give_identical_tables(tmp_path: Path) -> None:
+    exp = Experiment.from_toml(JITTERED)
+    sweep(exp, tmp_path / "pool", jobs=2, progress=False)
+    sweep(exp, tmp_path / "dask", jobs=2, scheduler="dask:local", progress=False)
+    pool, dask = read_tables(tmp_path / "pool"), read_tables(tmp_path / "dask")
+    for name in pool:
+        pd.testing.assert_frame_equal(pool[name], dask[name], obj=name)
+    assert len(pool["flows"]) == 24
+
+
+SLOW = '''
+name = "slow"
+duration = "100s"
+[topology]
+kind = "dumbbell"
+bottleneck = { rate = "100Mbps", delay = "10ms", queue = { kind = "drop_tail", limit = "100pkt" } }
+sender_access = { rate = "1Gbps", delay = "1ms" }
+receiver_access = { rate = "1Gbps", delay = "1ms" }
+[[flows]]
+start_jitter = "100ms"
+[sweep]
+replications = 12
+"tcp.iw" = [3, 10]
+'''
+
+
+def test_sigkill_part_way_then_resume_loses_and_duplicates_nothing(tmp_path: Path) -> None:
+    exp_file = tmp_path / "slow.toml"
+    exp_file.write_text(SLOW)
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "tcplab.cli", "sweep", str(exp_file), "--jobs", "1", "--out", str(out), "--no-progress"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    done = 0
+    while time.monotonic() < deadline and proc.poll() is None:
+        done = len([p for p in (out / "runs").glob("*") if not p.name.startswith(".")]) if (out / "runs").is_dir() else 0
+        if done >= 3:
+            break
+        time.sleep(0.01)
+    assert proc.poll() is None, "the sweep finished before it could be killed; make SLOW slower"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    killed_with = len([p for p in (out / "runs").iterdir() if not p.name.startswith(".")])
+    assert 3 <= killed_with < 24
+    assert subprocess.run(cmd, capture_output=True, timeout=300).returncode == 0
+    flows = pd.read_parquet(out / "flows.parquet")
+    assert len(flows) == 24 and flows["run_key"].is_unique
+    assert sorted(zip(flows["tcp.iw"], flows["replication"])) == sorted((iw, r) for iw in (3, 10) for r in range(12))
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["sessions"][-1]["skipped"] == killed_with
+    # The resumed results equal an uninterrupted sweep's.
+    clean = tmp_path / "clean"
+    sweep(Experiment.from_toml(SLOW), clean, jobs=2, progress=False)
+    pd.testing.assert_frame_equal(pd.read_parquet(clean / "flows.parquet"), flows)
