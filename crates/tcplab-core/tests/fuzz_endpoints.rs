@@ -24,6 +24,7 @@ enum Ev {
     ToReceiver(TcpHeader),
     ToSender(TcpHeader),
     SenderTimer(u32),
+    PacingTimer(u32),
     ReceiverTimer(u32),
 }
 
@@ -82,6 +83,7 @@ fn fuzz_case(profile: &str, seed: u64) -> (u64, u64, u64) {
             let e = match kind {
                 TimerKind::Rto => Ev::SenderTimer(gen),
                 TimerKind::DelAck => Ev::ReceiverTimer(gen),
+                TimerKind::Pacing => Ev::PacingTimer(gen),
             };
             push(&mut heap, &mut events, at, e);
         }
@@ -112,6 +114,7 @@ fn fuzz_case(profile: &str, seed: u64) -> (u64, u64, u64) {
             Ev::SenderTimer(g) => {
                 sender.on_timer(g, now, &mut out);
             }
+            Ev::PacingTimer(g) => sender.on_pacing_timer(g, now, &mut out),
             Ev::ReceiverTimer(g) => receiver.on_timer(g, now, &mut out),
         }
         assert!(sender.w.cwnd >= mss, "{profile} seed {seed}: cwnd {} < MSS", sender.w.cwnd);

@@ -21,12 +21,20 @@
 //! `reno_additive_increase` implement both.
 
 pub mod areno;
+pub mod bic;
 pub mod compound;
+pub mod cubic;
+pub mod highspeed;
+pub mod htcp;
 pub mod illinois;
 pub mod reno;
 pub mod testkit;
+pub mod scalable;
 pub mod vegas;
+pub mod westwood;
 
+#[cfg(test)]
+mod fuzz_tests;
 #[cfg(test)]
 mod fuzz_tests_delay;
 
@@ -353,6 +361,12 @@ pub struct CcEntry {
 pub fn registry() -> &'static [CcEntry] {
     &[
         reno::ENTRY,
+        cubic::ENTRY,
+        bic::ENTRY,
+        highspeed::ENTRY,
+        scalable::ENTRY,
+        htcp::ENTRY,
+        westwood::ENTRY,
         compound::ENTRY,
         areno::ENTRY,
         vegas::ENTRY,

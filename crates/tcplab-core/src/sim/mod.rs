@@ -470,6 +470,10 @@ impl Simulation {
                 t.receiver.on_timer(gen, now, &mut self.outbox);
                 self.flush_tcp(f, false, now);
             }
+            TimerKind::Pacing => {
+                t.sender.on_pacing_timer(gen, now, &mut self.outbox);
+                self.flush_tcp(f, true, now);
+            }
         }
     }
 

@@ -7,6 +7,7 @@
 
 pub mod config;
 pub mod receiver;
+pub mod rate;
 pub mod rtt;
 pub mod scoreboard;
 pub mod sender;
@@ -21,6 +22,8 @@ pub enum TimerKind {
     Rto,
     /// Delayed-ACK timer (receiver).
     DelAck,
+    /// Pacing: the next segment may leave (sender, when the CC paces).
+    Pacing,
 }
 
 /// A segment an endpoint wants to send: the header and its size on the wire.

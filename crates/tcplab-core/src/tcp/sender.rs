@@ -30,12 +30,13 @@
 //! Sequence space: SYN = 0, data bytes 1..=N, FIN = N+1 for finite transfers.
 
 use super::config::TcpConfig;
+use super::rate::RateSampler;
 use super::rtt::RttEstimator;
 use super::scoreboard::Scoreboard;
 use super::{LazyTimer, Outbox, Segment, TimerKind};
 use crate::cc::{AckInfo, CaState, CongestionControl, Window};
 use crate::net::packet::{TcpHeader, FLAG_ACK, FLAG_FIN, FLAG_SYN};
-use crate::time::{SimDuration, SimTime};
+use crate::time::{Rate, SimDuration, SimTime};
 
 /// Connection phase of the sender.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -106,6 +107,11 @@ pub struct TcpSender {
     scoreboard: Option<Scoreboard>,
     frto: Frto,
     cwnd_limited: bool,
+    /// Delivery-rate estimator (for rate samples to the CC).
+    rate: RateSampler,
+    /// Earliest time the next segment may leave when the CC paces.
+    next_send_time: SimTime,
+    pacing_timer: LazyTimer,
     stats: SenderStats,
     /// Set when the state an observer traces (cwnd, ssthresh, srtt, rto, ca) changed.
     pub trace_dirty: bool,
@@ -148,6 +154,9 @@ impl TcpSender {
             scoreboard,
             frto: Frto::Off,
             cwnd_limited: true,
+            rate: RateSampler::default(),
+            next_send_time: SimTime::ZERO,
+            pacing_timer: LazyTimer::default(),
             stats: SenderStats::default(),
             trace_dirty: true,
             cfg,
@@ -240,8 +249,12 @@ impl TcpSender {
         self.rwnd = hdr.wnd;
         let prior_in_flight = self.flight_size();
         let mut sack_new = false;
+        let (mut newly_delivered, mut newly_lost) = (ack.saturating_sub(self.snd_una), 0);
         if let Some(sb) = self.scoreboard.as_mut() {
-            sack_new = sb.on_ack(ack, hdr.sack_blocks()).new_sack_info;
+            let upd = sb.on_ack(ack, hdr.sack_blocks());
+            sack_new = upd.new_sack_info;
+            newly_delivered = upd.delivered;
+            newly_lost = upd.newly_lost;
         }
         if ack > self.snd_una {
             let acked = ack - self.snd_una;
@@ -270,12 +283,45 @@ impl TcpSender {
                 }
             }
         }
+        let top_sack = if sack_new { hdr.sack_blocks().first().map(|b| b.end) } else { None };
+        if let Some(rs) = self.rate.on_ack(
+            now,
+            self.snd_una,
+            newly_delivered,
+            top_sack,
+            self.rtt.min_rtt(),
+            prior_in_flight,
+            newly_lost,
+        ) {
+            self.cc.on_rate_sample(&mut self.w, &rs);
+            self.w.cwnd = self.w.cwnd.max(self.cfg.mss as u64);
+        }
         self.try_send(now, out);
         if self.all_acked() {
             self.phase = Phase::Closed;
             self.rto_timer.cancel();
+            self.pacing_timer.cancel();
         }
         self.trace_dirty = true;
+    }
+
+    /// The pacing timer event of generation `gen`: send what is now allowed.
+    pub fn on_pacing_timer(&mut self, gen: u32, now: SimTime, out: &mut Outbox) {
+        if self.pacing_timer.fire(TimerKind::Pacing, gen, now, out) {
+            self.try_send(now, out);
+        }
+    }
+
+    /// When the CC paces and the next segment may not leave yet, arms the pacing timer
+    /// and returns true (the caller stops sending for now).
+    fn pacing_blocks(&mut self, now: SimTime, out: &mut Outbox) -> bool {
+        if self.cc.pacing_rate().is_some() && now < self.next_send_time {
+            if self.pacing_timer.deadline().is_none() {
+                self.pacing_timer.arm(TimerKind::Pacing, self.next_send_time, out);
+            }
+            return true;
+        }
+        false
     }
 
     fn take_rtt_sample(&mut self, ack: u64, now: SimTime) {
@@ -503,6 +549,12 @@ impl TcpSender {
             ss_hint: self.w.in_slow_start(),
             ..Default::default()
         };
+        self.rate.on_send(seq, end, now, self.snd_max - self.snd_una);
+        if let Some(r) = self.cc.pacing_rate() {
+            // Pacing: the next segment leaves one serialization time at the pacing rate
+            // after this one (Linux `tcp_internal_pacing`).
+            self.next_send_time = self.next_send_time.max(now) + Rate(r.0.max(1)).tx_time(len + self.cfg.header_bytes);
+        }
         out.segments.push(Segment { hdr, size: len + self.cfg.header_bytes });
         self.stats.segs_sent += 1;
         self.stats.bytes_sent += len as u64;
@@ -556,6 +608,10 @@ impl TcpSender {
         loop {
             let seq = self.snd_nxt;
             if !self.has_unsent_data(seq) {
+                if self.snd_nxt >= self.snd_max && self.flight_size() + mss <= self.w.cwnd {
+                    // Out of data with room in cwnd: samples are app-limited (§3.4).
+                    self.rate.mark_app_limited(self.flight_size());
+                }
                 break;
             }
             let (len, fin) = self.segment_at(seq);
@@ -580,7 +636,7 @@ impl TcpSender {
                 limited_by_cwnd = true;
                 break;
             }
-            if !rwnd_ok {
+            if !rwnd_ok || self.pacing_blocks(now, out) {
                 break;
             }
             self.send_segment_at(seq, now, out);
@@ -597,9 +653,10 @@ impl TcpSender {
             let new_data_ok = self.has_unsent_data(self.snd_max)
                 && self.snd_max + mss <= self.snd_una.saturating_add(self.rwnd.max(mss));
             let sb = self.scoreboard.as_mut().expect("pipe_send without scoreboard");
-            if self.w.cwnd < sb.pipe() + mss {
+            if self.w.cwnd < sb.pipe() + mss || self.pacing_blocks(now, out) {
                 break;
             }
+            let sb = self.scoreboard.as_mut().expect("pipe_send without scoreboard");
             match sb.next_seg(new_data_ok) {
                 NextSeg::Retransmit { seq, .. } => self.retransmit_at(seq, now, out),
                 NextSeg::NewData => {
