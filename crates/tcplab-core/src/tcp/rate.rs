@@ -34,6 +34,8 @@ struct TxRecord {
     delivered_time: SimTime,
     first_sent_time: SimTime,
     app_limited: bool,
+    /// Sent more than once: its RTT is ambiguous (Karn).
+    retransmitted: bool,
 }
 
 /// The sender-side delivery-rate estimator.
@@ -69,12 +71,13 @@ impl RateSampler {
             delivered_time: self.delivered_time,
             first_sent_time: self.first_sent_time,
             app_limited: self.app_limited_until != 0,
+            retransmitted: false,
         };
         match self.tx.back() {
             Some(b) if b.seq >= seq => {
                 // A retransmission: refresh the record of that segment.
                 if let Ok(i) = self.tx.binary_search_by(|r| r.seq.cmp(&seq)) {
-                    self.tx[i] = TxRecord { end: self.tx[i].end.max(end), ..rec };
+                    self.tx[i] = TxRecord { end: self.tx[i].end.max(end), retransmitted: true, ..rec };
                 }
             }
             _ => self.tx.push_back(rec),
@@ -88,7 +91,9 @@ impl RateSampler {
 
     /// Processes an ACK: `cum_ack` the new cumulative ACK, `newly_delivered` the bytes
     /// this ACK newly acked or SACKed (without double counting), `top_sack` the end of
-    /// the first SACK block if it carried new information. Returns a sample if valid.
+    /// the first SACK block if it carried new information. Returns the rate sample if
+    /// valid, and the RTT of the newest delivered segment if it was never retransmitted
+    /// (Karn): one RTT sample per ACK, as Linux gives its congestion controls.
     pub fn on_ack(
         &mut self,
         now: SimTime,
@@ -98,9 +103,9 @@ impl RateSampler {
         min_rtt: Option<SimDuration>,
         prior_in_flight: u64,
         lost: u64,
-    ) -> Option<RateSample> {
+    ) -> (Option<RateSample>, Option<SimDuration>) {
         if newly_delivered == 0 {
-            return None;
+            return (None, None);
         }
         self.delivered += newly_delivered;
         self.delivered_time = now;
@@ -126,26 +131,28 @@ impl RateSampler {
                 }
             }
         }
-        let p = newest?;
+        let Some(p) = newest else { return (None, None) };
+        let rtt = (!p.retransmitted).then(|| now.since(p.sent_time));
         // §3.3: the next sample's send clock starts at this packet's send time.
         self.first_sent_time = p.sent_time;
         let send_elapsed = p.sent_time.since(p.first_sent_time);
         let ack_elapsed = now.since(p.delivered_time);
         let interval = send_elapsed.max(ack_elapsed);
         if interval.0 == 0 || min_rtt.is_some_and(|m| interval < m) {
-            return None;
+            return (None, rtt);
         }
-        Some(RateSample {
+        let sample = RateSample {
             now,
             delivered: self.delivered - p.delivered,
             interval,
-            rtt: Some(now.since(p.sent_time)),
+            rtt,
             is_app_limited: p.app_limited,
             lost,
             prior_in_flight,
             prior_delivered: p.delivered,
             total_delivered: self.delivered,
-        })
+        };
+        (Some(sample), rtt)
     }
 
     /// After an RTO everything outstanding may be resent; keep the records (their
@@ -170,7 +177,7 @@ mod tests {
         let ms = |x: u64| SimTime(x * 1_000_000);
         let mut last = None;
         for k in 0..10u64 {
-            last = r.on_ack(ms(100 + k), (k + 1) * 1000, 1000, None, Some(SimDuration::from_millis(100)), 0, 0);
+            last = r.on_ack(ms(100 + k), (k + 1) * 1000, 1000, None, Some(SimDuration::from_millis(100)), 0, 0).0;
         }
         // Last sample: P = segment 9, sent when nothing was delivered (P.delivered = 0,
         // P.delivered_time = 0): delivered = 10000 B, interval = max(send_elapsed 0,
@@ -195,9 +202,9 @@ mod tests {
         for k in 0..4u64 {
             r.on_send(k * 1000, (k + 1) * 1000, ms(0), k * 1000);
         }
-        assert!(r.on_ack(ms(100), 1000, 1000, None, None, 4000, 0).is_some());
+        assert!(r.on_ack(ms(100), 1000, 1000, None, None, 4000, 0).0.is_some());
         r.on_send(4000, 5000, ms(100), 3000);
-        let s = r.on_ack(ms(200), 1000, 1000, Some(5000), None, 4000, 0).unwrap();
+        let s = r.on_ack(ms(200), 1000, 1000, Some(5000), None, 4000, 0).0.unwrap();
         assert_eq!(s.prior_delivered, 1000);
         assert_eq!(s.delivered, 1000);
         assert_eq!(s.interval, SimDuration::from_millis(100));
@@ -206,12 +213,25 @@ mod tests {
     }
 
     #[test]
+    fn retransmitted_segments_give_no_rtt_sample() {
+        // Karn: segment sent at 0 ms, retransmitted at 300 ms, acked at 350 ms: the
+        // RTT is ambiguous (50 or 350 ms), so no sample.
+        let ms = |x: u64| SimTime(x * 1_000_000);
+        let mut r = RateSampler::default();
+        r.on_send(0, 1000, ms(0), 0);
+        r.on_send(0, 1000, ms(300), 1000);
+        let (_, rtt) = r.on_ack(ms(350), 1000, 1000, None, None, 1000, 0);
+        assert_eq!(rtt, None);
+    }
+
+    #[test]
     fn short_interval_samples_are_discarded() {
         let mut r = RateSampler::default();
         r.on_send(0, 1000, SimTime(0), 0);
         // ACK after 1 ms with min RTT 10 ms: interval 1 ms < min RTT -> no sample.
-        let s = r.on_ack(SimTime(1_000_000), 1000, 1000, None, Some(SimDuration::from_millis(10)), 1000, 0);
+        let (s, rtt) = r.on_ack(SimTime(1_000_000), 1000, 1000, None, Some(SimDuration::from_millis(10)), 1000, 0);
         assert!(s.is_none());
+        assert_eq!(rtt, Some(SimDuration::from_millis(1))); // the RTT sample still counts
         assert_eq!(r.delivered(), 1000);
     }
 }

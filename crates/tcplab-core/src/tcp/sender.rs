@@ -109,6 +109,10 @@ pub struct TcpSender {
     cwnd_limited: bool,
     /// Delivery-rate estimator (for rate samples to the CC).
     rate: RateSampler,
+    pending_rate_sample: Option<crate::cc::RateSample>,
+    /// This ACK's Karn-clean RTT sample and the minimum of all such samples.
+    ack_rtt: Option<SimDuration>,
+    min_rtt: Option<SimDuration>,
     /// Earliest time the next segment may leave when the CC paces.
     next_send_time: SimTime,
     pacing_timer: LazyTimer,
@@ -155,6 +159,9 @@ impl TcpSender {
             frto: Frto::Off,
             cwnd_limited: true,
             rate: RateSampler::default(),
+            pending_rate_sample: None,
+            ack_rtt: None,
+            min_rtt: None,
             next_send_time: SimTime::ZERO,
             pacing_timer: LazyTimer::default(),
             stats: SenderStats::default(),
@@ -256,6 +263,23 @@ impl TcpSender {
             newly_delivered = upd.delivered;
             newly_lost = upd.newly_lost;
         }
+        // Delivery-rate sample and the per-ACK RTT sample (Karn-clean) for the CC.
+        let top_sack = if sack_new { hdr.sack_blocks().first().map(|b| b.end) } else { None };
+        let (rs, ack_rtt) = self.rate.on_ack(
+            now,
+            ack.max(self.snd_una),
+            newly_delivered,
+            top_sack,
+            self.min_rtt,
+            prior_in_flight,
+            newly_lost,
+        );
+        self.pending_rate_sample = rs;
+        self.ack_rtt = ack_rtt;
+        if let Some(r) = ack_rtt {
+            self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
+            self.cc.on_rtt_sample(r, now);
+        }
         if ack > self.snd_una {
             let acked = ack - self.snd_una;
             self.snd_una = ack;
@@ -283,16 +307,7 @@ impl TcpSender {
                 }
             }
         }
-        let top_sack = if sack_new { hdr.sack_blocks().first().map(|b| b.end) } else { None };
-        if let Some(rs) = self.rate.on_ack(
-            now,
-            self.snd_una,
-            newly_delivered,
-            top_sack,
-            self.rtt.min_rtt(),
-            prior_in_flight,
-            newly_lost,
-        ) {
+        if let Some(rs) = self.pending_rate_sample.take() {
             self.cc.on_rate_sample(&mut self.w, &rs);
             self.w.cwnd = self.w.cwnd.max(self.cfg.mss as u64);
         }
@@ -327,9 +342,9 @@ impl TcpSender {
     fn take_rtt_sample(&mut self, ack: u64, now: SimTime) {
         if let Some((end, sent)) = self.timed {
             if ack >= end {
-                let r = now - sent;
-                self.rtt.sample(r);
-                self.cc.on_rtt_sample(r, now);
+                // The RTO estimator takes one timed sample per RTT (RFC 6298 §3, ns-2);
+                // the CC gets every Karn-clean sample from the rate sampler instead.
+                self.rtt.sample(now - sent);
                 self.timed = None;
             }
         }
@@ -339,9 +354,9 @@ impl TcpSender {
         let info = AckInfo {
             now,
             acked_bytes: acked,
-            rtt: self.rtt.latest(),
+            rtt: self.ack_rtt,
             srtt: self.rtt.srtt(),
-            min_rtt: self.rtt.min_rtt(),
+            min_rtt: self.min_rtt,
             in_flight: prior_in_flight,
             cwnd_limited: self.cwnd_limited,
         };
