@@ -128,6 +128,9 @@ fn run_case(entry: &CcEntry, seed: u64) -> Outcome {
     t.rtt = SimDuration::from_micros(1_000 + rng.below(500_000));
     let mss = mss as u64;
     let ctx = |op: usize| format!("{} seed {seed} op {op} params {params}", entry.name);
+    // "A loss never raises cwnd" holds for loss-based algorithms; BBR is model-based
+    // and keeps cwnd >= 4 packets even after a timeout (issue 5).
+    let loss_based = entry.name != "bbr";
 
     // Per-case loss and RTO rates (per 1000 operations), so that some cases reach large
     // windows (HighSpeed, Scalable and CUBIC's convex region, HyStart) and others stay
@@ -145,7 +148,7 @@ fn run_case(entry: &CcEntry, seed: u64) -> Outcome {
                 if t.in_flight >= 4 {
                     let before = t.w.cwnd;
                     t.lose();
-                    assert!(t.w.cwnd <= before, "{}: lose raised cwnd {before} -> {}", ctx(op), t.w.cwnd);
+                    assert!(!loss_based || t.w.cwnd <= before, "{}: lose raised cwnd {before} -> {}", ctx(op), t.w.cwnd);
                     assert!(t.w.ssthresh >= 2 * mss, "{}: ssthresh {} after lose", ctx(op), t.w.ssthresh);
                 }
             }
@@ -153,7 +156,7 @@ fn run_case(entry: &CcEntry, seed: u64) -> Outcome {
                 if t.in_flight > 0 {
                     let before = t.w.cwnd;
                     t.rto();
-                    assert!(t.w.cwnd <= before, "{}: rto raised cwnd {before} -> {}", ctx(op), t.w.cwnd);
+                    assert!(!loss_based || t.w.cwnd <= before, "{}: rto raised cwnd {before} -> {}", ctx(op), t.w.cwnd);
                     assert!(t.w.ssthresh >= 2 * mss, "{}: ssthresh {} after rto", ctx(op), t.w.ssthresh);
                 }
             }

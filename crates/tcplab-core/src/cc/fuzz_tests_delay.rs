@@ -28,9 +28,7 @@ use std::collections::BTreeMap;
 
 const CASES: u64 = 500;
 const OPS: usize = 2000;
-// BBR joins this list when the sender produces rate samples and paces (it is not
-// registered until then).
-const ALGORITHMS: [&str; 4] = ["compound", "areno", "vegas", "illinois"];
+const ALGORITHMS: [&str; 5] = ["compound", "areno", "vegas", "illinois", "bbr"];
 /// Loss-based algorithms with a delay signal: a loss must never raise cwnd.
 const LOSS_NEVER_RAISES: [&str; 4] = ["compound", "areno", "vegas", "illinois"];
 

@@ -21,6 +21,7 @@
 //! `reno_additive_increase` implement both.
 
 pub mod areno;
+pub mod bbr;
 pub mod bic;
 pub mod compound;
 pub mod cubic;
@@ -371,6 +372,7 @@ pub fn registry() -> &'static [CcEntry] {
         areno::ENTRY,
         vegas::ENTRY,
         illinois::ENTRY,
+        bbr::ENTRY,
     ]
 }
 

@@ -1,0 +1,862 @@
+//! BBR v1 (Cardwell, Cheng, Gunn, Hassas Yeganeh & Jacobson, "BBR: Congestion-Based
+//! Congestion Control", ACM Queue 14(5), 2016; draft-cardwell-iccrg-bbr-congestion-
+//! control-00, 2017), following Linux `tcp_bbr.c`.
+//!
+//! A model-based algorithm driven by delivery-rate samples (`on_rate_sample`, one per
+//! ACK), not by `on_ack`:
+//!
+//! ```text
+//! BtlBw   = windowed max of delivery-rate samples over 10 packet-timed rounds
+//! RTprop  = min RTT sample, refreshed when it is 10 s old
+//! BDP     = BtlBw * RTprop
+//! pacing_rate = pacing_gain * BtlBw * (1 - margin)
+//! cwnd target = cwnd_gain * BDP + 3 * send_quantum,   at least 4 packets
+//! ```
+//!
+//! Modes (`Mode`) and gains (pacing, cwnd):
+//! - Startup (2/ln2, 2/ln2): until the max bandwidth has not grown by 25% for 3
+//!   rounds (non-app-limited); cwnd grows by the bytes delivered, like slow start;
+//! - Drain (ln2/2, 2/ln2): until inflight <= 1*BDP + quanta;
+//! - ProbeBW (cycle, 2): eight phases of pacing gain 1.25, 0.75, 1, 1, 1, 1, 1, 1,
+//!   each at least RTprop long; 1.25 ends once inflight reaches 1.25*BDP (or on loss),
+//!   0.75 ends early once inflight falls to BDP. The starting phase is `cycle_start`
+//!   if set, else drawn (never the 0.75 phase, as Linux) from a `crate::rng` stream
+//!   seeded by `seed`: deterministic, no global RNG;
+//! - ProbeRTT (1, 1): entered when RTprop is 10 s old; cwnd is capped at 4 packets
+//!   until inflight <= 4 packets has held for 200 ms and one round, then cwnd is
+//!   restored and BBR returns to ProbeBW (or Startup if the pipe was never full).
+//!
+//! A new round starts when a sample's `prior_delivered` (the connection's delivered
+//! count when the acked packet was sent) reaches the `total_delivered` recorded when
+//! the current round started (Linux `next_rtt_delivered`), i.e. when a packet sent
+//! after the round began is acknowledged.
+//!
+//! Fixed constants (Linux v1 values): high gain 2/ln2 = 2.885, drain gain ln2/2,
+//! cwnd gain 2, bandwidth window 10 rounds, RTprop window 10 s, ProbeRTT 200 ms at 4
+//! packets, full-bandwidth threshold 1.25 for 3 rounds, minimum cwnd 4 packets.
+//!
+//! Parameters (`Params`):
+//! - `cycle_start` = unset: ProbeBW starting phase 0..=7 (0 = the 1.25 phase);
+//! - `seed` = 0: seeds the draw of the starting phase when `cycle_start` is unset
+//!   (give each flow its own, e.g. from its RNG substream, to desynchronise flows);
+//! - `pacing_margin_percent` = 1 %: pace this much below the model (Linux
+//!   `bbr_pacing_margin_percent`; draft-00 has no margin, set 0 for it).
+//!
+//! **Sender interface.** BBR needs every ACK's `RateSample` with `prior_delivered`
+//! and `total_delivered`; bytes newly delivered = the change in `total_delivered`,
+//! inflight after the ACK = `prior_in_flight - newly delivered - lost`. `on_ack` does
+//! nothing. BBR sets cwnd only in the Open state: during Recovery/Loss the sender's
+//! recovery owns cwnd. `ssthresh_after_loss` returns the cwnd to restore when recovery
+//! ends (Linux saves `prior_cwnd` in `bbr_ssthresh` and restores `max(cwnd,
+//! prior_cwnd)` on leaving recovery), so a loss does not shrink BBR's cwnd once
+//! recovery is over.
+//!
+//! Deviations from Linux:
+//! - No packet conservation during recovery (the tcplab sender owns recovery), no
+//!   long-term (policer) bandwidth sampling, no ACK-aggregation (`extra_acked`)
+//!   headroom, no idle-restart handling, no app-limited marking in ProbeRTT.
+//! - cwnd quanta follow draft-00 (3 * send_quantum, with send_quantum 1 MSS below
+//!   1.2 Mbit/s pacing, 2 MSS below 24 Mbit/s, else min(1 ms of pacing, 64 kB)); Linux
+//!   adds 3 TSO bursts, rounds up to an even packet count and adds 2 packets in the
+//!   1.25 phase.
+//! - Gains are real numbers (Linux: 1/256 fixed point; its high gain is 739/256 =
+//!   2.8867 rather than 2/ln2 = 2.8854).
+//! - After an RTO the sender sets cwnd = 1 MSS; BBR raises it to its 4-packet
+//!   minimum at once (Linux lets it grow from 1 on the next ACKs).
+//! - With no RTT sample yet, the BDP is the initial window given at build time
+//!   (Linux: `TCP_INIT_CWND` = 10 packets).
+//! - The 10 s RTprop timer starts at the first RTT sample (Linux: at connection
+//!   init), since `build` has no clock; `is_ack_delayed` is not modelled.
+
+use super::{CaState, CcEntry, CongestionControl, ParamInfo, RateSample, Window, WindowedMax};
+use crate::rng::RngStream;
+use crate::time::{Rate, SimDuration, SimTime};
+use serde::Deserialize;
+
+/// Startup gain 2/ln2: the smallest gain that doubles the delivery rate every round.
+pub const HIGH_GAIN: f64 = 2.0 / std::f64::consts::LN_2;
+/// Drain pacing gain ln2/2, the inverse of the Startup gain.
+pub const DRAIN_GAIN: f64 = std::f64::consts::LN_2 / 2.0;
+/// cwnd gain in ProbeBW, tolerating delayed and stretched ACKs.
+pub const CWND_GAIN: f64 = 2.0;
+/// ProbeBW pacing-gain cycle.
+pub const PACING_GAIN_CYCLE: [f64; 8] = [1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
+/// Bandwidth filter window, rounds (cycle length + 2).
+pub const BW_WINDOW_ROUNDS: u64 = 10;
+/// RTprop filter window.
+pub const MIN_RTT_WINDOW: SimDuration = SimDuration::from_secs(10);
+/// Minimum time at 4 packets in ProbeRTT.
+pub const PROBE_RTT_DURATION: SimDuration = SimDuration::from_millis(200);
+/// Minimum cwnd (and the ProbeRTT cap), packets.
+pub const MIN_CWND_PKTS: u64 = 4;
+/// Bandwidth growth that still counts as "not full".
+pub const FULL_BW_THRESH: f64 = 1.25;
+/// Rounds without such growth before the pipe counts as full.
+pub const FULL_BW_ROUNDS: u32 = 3;
+
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Params {
+    /// ProbeBW starting phase 0..=7; default unset (drawn from `seed`).
+    pub cycle_start: Option<u32>,
+    /// Seed for the starting-phase draw; default 0.
+    pub seed: u64,
+    /// Pacing margin below the model, percent; default 1.
+    pub pacing_margin_percent: f64,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params { cycle_start: None, seed: 0, pacing_margin_percent: 1.0 }
+    }
+}
+
+impl Params {
+    fn validate(&self) -> Result<(), String> {
+        if let Some(k) = self.cycle_start.filter(|k| *k >= 8) {
+            return Err(format!("cc 'bbr' params: cycle_start = {k}; accepted: 0..=7"));
+        }
+        let m = self.pacing_margin_percent;
+        if !(m.is_finite() && (0.0..100.0).contains(&m)) {
+            return Err(format!(
+                "cc 'bbr' params: pacing_margin_percent = {m}; accepted: 0 <= value < 100"
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// BBR's state machine.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Mode {
+    Startup,
+    Drain,
+    ProbeBw {
+        /// Index into `PACING_GAIN_CYCLE`.
+        cycle_idx: usize,
+        /// When the current phase began.
+        phase_start: SimTime,
+    },
+    ProbeRtt {
+        /// When 200 ms at low inflight will have passed; `None` until inflight <= 4.
+        done_at: Option<SimTime>,
+        /// A round has ended since inflight reached 4 packets.
+        round_done: bool,
+    },
+}
+
+impl Mode {
+    fn code(&self) -> f64 {
+        match self {
+            Mode::Startup => 0.0,
+            Mode::Drain => 1.0,
+            Mode::ProbeBw { .. } => 2.0,
+            Mode::ProbeRtt { .. } => 3.0,
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct Bbr {
+    p: Params,
+    mode: Mode,
+    /// Max-filtered delivery rate, bytes/s, keyed by round count.
+    bw: WindowedMax,
+    min_rtt: Option<SimDuration>,
+    /// When `min_rtt` was last set; `None` before the first sample.
+    min_rtt_stamp: Option<SimTime>,
+    round_count: u64,
+    /// `total_delivered` at the start of the current round (Linux `next_rtt_delivered`).
+    next_round_delivered: u64,
+    round_start: bool,
+    full_bw: f64,
+    full_bw_cnt: u32,
+    full_bw_reached: bool,
+    pacing_gain: f64,
+    cwnd_gain: f64,
+    /// Pacing rate, bytes/s.
+    pacing_rate: f64,
+    has_seen_rtt: bool,
+    /// cwnd saved on entering recovery or ProbeRTT, bytes.
+    prior_cwnd: u64,
+    /// cwnd BBR last set in the Open state, bytes.
+    open_cwnd: u64,
+    ca_state: CaState,
+    last_total_delivered: u64,
+    /// Initial window, bytes: the BDP before any RTT sample.
+    init_cwnd: u64,
+    mss: u64,
+    rng: RngStream,
+}
+
+impl Bbr {
+    pub fn new(p: Params, w: &Window) -> Self {
+        let rng = RngStream::new(p.seed, "cc:bbr:cycle_start");
+        let mut b = Bbr {
+            p,
+            mode: Mode::Startup,
+            bw: WindowedMax::default(),
+            min_rtt: None,
+            min_rtt_stamp: None,
+            round_count: 0,
+            next_round_delivered: 0,
+            round_start: false,
+            full_bw: 0.0,
+            full_bw_cnt: 0,
+            full_bw_reached: false,
+            pacing_gain: HIGH_GAIN,
+            cwnd_gain: HIGH_GAIN,
+            pacing_rate: 0.0,
+            has_seen_rtt: false,
+            prior_cwnd: 0,
+            open_cwnd: w.cwnd,
+            ca_state: CaState::Open,
+            last_total_delivered: 0,
+            init_cwnd: w.cwnd,
+            mss: w.mss as u64,
+            rng,
+        };
+        // Before any RTT sample: high_gain * init_cwnd / 1 ms (Linux nominal RTT).
+        b.pacing_rate = b.with_margin(HIGH_GAIN * w.cwnd as f64 / 1e-3);
+        b
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// Windowed max bandwidth, bytes/s.
+    pub fn max_bw(&self) -> f64 {
+        self.bw.get()
+    }
+
+    fn min_cwnd(&self) -> u64 {
+        MIN_CWND_PKTS * self.mss
+    }
+
+    fn with_margin(&self, rate: f64) -> f64 {
+        rate * (1.0 - self.p.pacing_margin_percent / 100.0)
+    }
+
+    /// draft-00 BBR.send_quantum, bytes.
+    fn send_quantum(&self) -> u64 {
+        let bits_per_s = self.pacing_rate * 8.0;
+        if bits_per_s < 1.2e6 {
+            self.mss
+        } else if bits_per_s < 24e6 {
+            2 * self.mss
+        } else {
+            ((self.pacing_rate * 1e-3) as u64).clamp(self.mss, 65_536)
+        }
+    }
+
+    /// gain * BtlBw * RTprop, rounded up, bytes (Linux `bbr_bdp`).
+    fn bdp(&self, bw: f64, gain: f64) -> u64 {
+        match self.min_rtt {
+            None => self.init_cwnd,
+            Some(rtt) => (bw * rtt.as_secs_f64() * gain).ceil() as u64,
+        }
+    }
+
+    /// draft-00 BBRInflight(gain) = gain * BDP + 3 * send_quantum, bytes.
+    pub fn inflight_target(&self, bw: f64, gain: f64) -> u64 {
+        self.bdp(bw, gain) + 3 * self.send_quantum()
+    }
+
+    fn enter_probe_bw(&mut self, now: SimTime) {
+        let start = match self.p.cycle_start {
+            Some(k) => k as usize,
+            None => {
+                // Linux: idx = 7 - rand(0..=6), then advance by one: every phase but 1.
+                let r = self.rng.uniform_u64(0, 6) as usize;
+                (8 - r) % 8
+            }
+        };
+        self.mode = Mode::ProbeBw { cycle_idx: start, phase_start: now };
+    }
+
+    fn reset_mode(&mut self, now: SimTime) {
+        if self.full_bw_reached {
+            self.enter_probe_bw(now);
+        } else {
+            self.mode = Mode::Startup;
+        }
+    }
+
+    /// Linux `bbr_save_cwnd` (note Linux sets ProbeRTT mode before saving).
+    fn save_cwnd(&mut self, cwnd: u64) {
+        let in_probe_rtt = matches!(self.mode, Mode::ProbeRtt { .. });
+        if self.ca_state == CaState::Open && !in_probe_rtt {
+            self.prior_cwnd = cwnd;
+        } else {
+            self.prior_cwnd = self.prior_cwnd.max(cwnd);
+        }
+    }
+
+    fn update_bw(&mut self, rs: &RateSample) {
+        self.round_start = false;
+        if rs.interval.as_nanos() == 0 {
+            return; // not a valid observation
+        }
+        if rs.prior_delivered >= self.next_round_delivered {
+            self.next_round_delivered = rs.total_delivered;
+            self.round_count += 1;
+            self.round_start = true;
+        }
+        let bw = rs.delivered as f64 / rs.interval.as_secs_f64();
+        // App-limited samples only count when they raise the estimate.
+        if !rs.is_app_limited || bw >= self.max_bw() {
+            self.bw.update(BW_WINDOW_ROUNDS, self.round_count, bw);
+        }
+    }
+
+    fn update_cycle_phase(&mut self, rs: &RateSample) {
+        let Mode::ProbeBw { cycle_idx, phase_start } = self.mode else { return };
+        let full_length = self.min_rtt.is_some_and(|m| rs.now.since(phase_start) > m);
+        let gain = PACING_GAIN_CYCLE[cycle_idx];
+        let bw = self.max_bw();
+        let inflight = rs.prior_in_flight;
+        let next = if gain == 1.0 {
+            full_length
+        } else if gain > 1.0 {
+            // Probe until inflight reaches gain*BDP, unless packets are being lost.
+            full_length && (rs.lost > 0 || inflight >= self.inflight_target(bw, gain))
+        } else {
+            // Drain until inflight is back to BDP, or for one RTprop at most.
+            full_length || inflight <= self.inflight_target(bw, 1.0)
+        };
+        if next {
+            self.mode = Mode::ProbeBw { cycle_idx: (cycle_idx + 1) % 8, phase_start: rs.now };
+        }
+    }
+
+    fn check_full_bw_reached(&mut self, rs: &RateSample) {
+        if self.full_bw_reached || !self.round_start || rs.is_app_limited {
+            return;
+        }
+        if self.max_bw() >= self.full_bw * FULL_BW_THRESH {
+            self.full_bw = self.max_bw();
+            self.full_bw_cnt = 0;
+            return;
+        }
+        self.full_bw_cnt += 1;
+        self.full_bw_reached = self.full_bw_cnt >= FULL_BW_ROUNDS;
+    }
+
+    fn check_drain(&mut self, w: &mut Window, now: SimTime, inflight_now: u64) {
+        if self.mode == Mode::Startup && self.full_bw_reached {
+            self.mode = Mode::Drain;
+            w.ssthresh = self.inflight_target(self.max_bw(), 1.0);
+        }
+        if self.mode == Mode::Drain && inflight_now <= self.inflight_target(self.max_bw(), 1.0) {
+            self.enter_probe_bw(now);
+        }
+    }
+
+    fn update_min_rtt(&mut self, w: &mut Window, rs: &RateSample, inflight_now: u64) {
+        let now = rs.now;
+        let expired = self.min_rtt_stamp.is_some_and(|s| now > s + MIN_RTT_WINDOW);
+        if let Some(rtt) = rs.rtt {
+            // Strictly lower, as Linux `bbr_update_min_rtt`: an equal sample must not
+            // extend the 10 s window, or a path whose empty-queue RTT recurs exactly
+            // (as in a deterministic simulator) would never enter ProbeRTT.
+            if self.min_rtt.is_none_or(|m| rtt < m) || expired {
+                self.min_rtt = Some(rtt);
+                self.min_rtt_stamp = Some(now);
+            }
+        }
+        if expired && !matches!(self.mode, Mode::ProbeRtt { .. }) {
+            self.mode = Mode::ProbeRtt { done_at: None, round_done: false };
+            self.save_cwnd(w.cwnd.max(self.open_cwnd));
+        }
+        if let Mode::ProbeRtt { done_at, round_done } = self.mode {
+            match done_at {
+                None if inflight_now <= self.min_cwnd() => {
+                    // Hold inflight at 4 packets for max(200 ms, one round).
+                    self.mode = Mode::ProbeRtt {
+                        done_at: Some(now + PROBE_RTT_DURATION),
+                        round_done: false,
+                    };
+                    self.next_round_delivered = rs.total_delivered;
+                }
+                Some(done) => {
+                    let round_done = round_done || self.round_start;
+                    self.mode = Mode::ProbeRtt { done_at, round_done };
+                    if round_done && now > done {
+                        self.min_rtt_stamp = Some(now);
+                        if self.ca_state == CaState::Open {
+                            w.cwnd = w.cwnd.max(self.prior_cwnd);
+                        }
+                        self.reset_mode(now);
+                    }
+                }
+                None => {}
+            }
+        }
+    }
+
+    fn update_gains(&mut self) {
+        (self.pacing_gain, self.cwnd_gain) = match self.mode {
+            Mode::Startup => (HIGH_GAIN, HIGH_GAIN),
+            Mode::Drain => (DRAIN_GAIN, HIGH_GAIN),
+            Mode::ProbeBw { cycle_idx, .. } => (PACING_GAIN_CYCLE[cycle_idx], CWND_GAIN),
+            Mode::ProbeRtt { .. } => (1.0, 1.0),
+        };
+    }
+
+    fn set_pacing_rate(&mut self, bw: f64, gain: f64) {
+        let rate = self.with_margin(gain * bw);
+        if self.full_bw_reached || rate > self.pacing_rate {
+            self.pacing_rate = rate;
+        }
+    }
+
+    fn set_cwnd(&mut self, w: &mut Window, rs: &RateSample, acked: u64, bw: f64) {
+        if self.ca_state != CaState::Open {
+            return; // the sender's loss recovery owns cwnd
+        }
+        let mut cwnd = w.cwnd;
+        if acked > 0 {
+            if rs.lost > 0 {
+                cwnd = cwnd.saturating_sub(rs.lost).max(self.mss);
+            }
+            let target = self.inflight_target(bw, self.cwnd_gain);
+            if self.full_bw_reached {
+                // Grow toward the target, or snap down to it.
+                cwnd = (cwnd + acked).min(target);
+            } else if cwnd < target || rs.total_delivered < self.init_cwnd {
+                cwnd += acked; // slow-start-like growth in Startup
+            }
+            cwnd = cwnd.max(self.min_cwnd());
+        }
+        if matches!(self.mode, Mode::ProbeRtt { .. }) {
+            cwnd = cwnd.min(self.min_cwnd());
+        }
+        w.cwnd = cwnd;
+        self.open_cwnd = cwnd;
+    }
+}
+
+impl CongestionControl for Bbr {
+    fn name(&self) -> &'static str {
+        "bbr"
+    }
+
+    /// BBR acts on rate samples (Linux `cong_control`), not on `cong_avoid`.
+    fn on_ack(&mut self, _w: &mut super::Window, _ack: &super::AckInfo) {}
+
+    fn ssthresh_after_loss(&self, w: &Window, _in_flight: u64) -> u64 {
+        // The cwnd to restore when recovery ends (what Linux bbr_save_cwnd keeps).
+        let in_probe_rtt = matches!(self.mode, Mode::ProbeRtt { .. });
+        let saved = if self.ca_state == CaState::Open && !in_probe_rtt {
+            w.cwnd
+        } else {
+            self.prior_cwnd.max(w.cwnd)
+        };
+        saved.max(self.min_cwnd())
+    }
+
+    fn on_rto(&mut self, w: &mut Window, _now: SimTime) {
+        w.cwnd = w.cwnd.max(self.min_cwnd());
+    }
+
+    fn on_state_change(&mut self, w: &mut Window, from: CaState, to: CaState, _now: SimTime) {
+        if from == to {
+            return;
+        }
+        if to != CaState::Open {
+            // Linux bbr_ssthresh -> bbr_save_cwnd, before the state changes.
+            self.save_cwnd(w.cwnd.max(if from == CaState::Open { self.open_cwnd } else { 0 }));
+        }
+        match to {
+            CaState::Recovery => {
+                // Start a new round now (Linux, on entering Recovery).
+                self.next_round_delivered = self.last_total_delivered;
+            }
+            CaState::Loss => {
+                // Linux bbr_set_state: treat an RTO like the end of a round.
+                self.full_bw = 0.0;
+                self.round_start = true;
+            }
+            CaState::Open => {
+                // Leaving recovery: restore the cwnd saved when it began.
+                w.cwnd = w.cwnd.max(self.prior_cwnd).max(self.min_cwnd());
+                if matches!(self.mode, Mode::ProbeRtt { .. }) {
+                    w.cwnd = w.cwnd.min(self.min_cwnd());
+                }
+                self.open_cwnd = w.cwnd;
+            }
+        }
+        self.ca_state = to;
+    }
+
+    fn on_rtt_sample(&mut self, rtt: SimDuration, _now: SimTime) {
+        if !self.has_seen_rtt && rtt.as_nanos() > 0 {
+            // Linux bbr_init_pacing_rate_from_rtt: high_gain * cwnd / RTT.
+            self.has_seen_rtt = true;
+            self.pacing_rate =
+                self.with_margin(HIGH_GAIN * self.open_cwnd as f64 / rtt.as_secs_f64());
+        }
+    }
+
+    fn on_rate_sample(&mut self, w: &mut Window, rs: &RateSample) {
+        let acked = rs.total_delivered.saturating_sub(self.last_total_delivered);
+        self.last_total_delivered = self.last_total_delivered.max(rs.total_delivered);
+        let inflight_now = rs.prior_in_flight.saturating_sub(acked.saturating_add(rs.lost));
+        // Linux bbr_update_model.
+        self.update_bw(rs);
+        self.update_cycle_phase(rs);
+        self.check_full_bw_reached(rs);
+        self.check_drain(w, rs.now, inflight_now);
+        self.update_min_rtt(w, rs, inflight_now);
+        self.update_gains();
+        // Linux bbr_main.
+        let bw = self.max_bw();
+        self.set_pacing_rate(bw, self.pacing_gain);
+        self.set_cwnd(w, rs, acked, bw);
+    }
+
+    fn undo(&mut self, w: &Window) -> Option<u64> {
+        // Spurious slow-down: restart full-pipe detection, keep the current cwnd.
+        self.full_bw = 0.0;
+        self.full_bw_cnt = 0;
+        Some(w.cwnd.max(self.min_cwnd()))
+    }
+
+    fn pacing_rate(&self) -> Option<Rate> {
+        Some(Rate((self.pacing_rate * 8.0).round().min(u64::MAX as f64) as u64))
+    }
+
+    fn trace(&self) -> Vec<(&'static str, f64)> {
+        let cycle_idx = match self.mode {
+            Mode::ProbeBw { cycle_idx, .. } => cycle_idx as f64,
+            _ => f64::NAN,
+        };
+        vec![
+            ("mode", self.mode.code()),
+            ("btl_bw_bps", self.max_bw() * 8.0),
+            ("min_rtt_s", self.min_rtt.map_or(f64::NAN, |d| d.as_secs_f64())),
+            ("pacing_gain", self.pacing_gain),
+            ("cwnd_gain", self.cwnd_gain),
+            ("round", self.round_count as f64),
+            ("full_bw_cnt", self.full_bw_cnt as f64),
+            ("cycle_idx", cycle_idx),
+        ]
+    }
+}
+
+fn param_info() -> Vec<ParamInfo> {
+    let d = Params::default();
+    vec![
+        ParamInfo {
+            name: "cycle_start",
+            unit: "phase",
+            default: f64::NAN,
+            doc: "ProbeBW starting phase 0..=7 (0 = gain 1.25); unset = drawn from seed",
+        },
+        ParamInfo {
+            name: "seed",
+            unit: "-",
+            default: d.seed as f64,
+            doc: "seed of the starting-phase draw",
+        },
+        ParamInfo {
+            name: "pacing_margin_percent",
+            unit: "%",
+            default: d.pacing_margin_percent,
+            doc: "pace this far below the bandwidth model",
+        },
+    ]
+}
+
+pub const ENTRY: CcEntry = CcEntry {
+    name: "bbr",
+    summary: "BBR v1: pace at the max-filtered delivery rate, cwnd = 2 BDP, periodic ProbeRTT",
+    reference: "Cardwell et al., ACM Queue 14(5) 2016; draft-cardwell-iccrg-bbr-congestion-control-00; Linux tcp_bbr.c",
+    params: param_info,
+    build: |v, w| {
+        let p: Params = super::parse_params("bbr", v)?;
+        p.validate()?;
+        Ok(Box::new(Bbr::new(p, w)))
+    },
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u64 = 1000;
+    const RTT: SimDuration = SimDuration::from_millis(100);
+
+    /// Feeds BBR synthetic rate samples: all packets of a round are sent when the round
+    /// begins (so they share `prior_delivered`) and acked one at a time after an RTT.
+    struct Driver {
+        bbr: Bbr,
+        w: Window,
+        now: SimTime,
+        delivered: u64,
+    }
+
+    impl Driver {
+        fn new(p: Params, iw: u64) -> Self {
+            let w = Window::new(iw * MSS, u64::MAX, MSS as u32, false, 2);
+            Driver { bbr: Bbr::new(p, &w), w, now: SimTime(0), delivered: 0 }
+        }
+
+        /// One ACK of `acked` bytes whose delivery-rate sample is `rate` bytes/s.
+        fn ack(
+            &mut self,
+            prior_delivered: u64,
+            acked: u64,
+            rate: f64,
+            rtt: SimDuration,
+            prior_in_flight: u64,
+        ) {
+            self.delivered += acked;
+            let rs = RateSample {
+                now: self.now,
+                delivered: (rate * rtt.as_secs_f64()).round() as u64,
+                interval: rtt,
+                rtt: Some(rtt),
+                is_app_limited: false,
+                lost: 0,
+                prior_in_flight,
+                prior_delivered,
+                total_delivered: self.delivered,
+            };
+            self.bbr.on_rtt_sample(rtt, self.now);
+            self.bbr.on_rate_sample(&mut self.w, &rs);
+        }
+
+        /// A round of `n` one-segment ACKs at delivery rate `rate`, `rtt` after its start.
+        fn round(&mut self, n: u64, rate: f64, rtt: SimDuration) {
+            let start = self.delivered;
+            self.now += rtt;
+            for i in 0..n {
+                self.ack(start, MSS, rate, rtt, (n - i) * MSS);
+            }
+        }
+
+        fn pacing_bytes_per_s(&self) -> f64 {
+            self.bbr.pacing_rate
+        }
+    }
+
+    fn no_margin() -> Params {
+        Params { pacing_margin_percent: 0.0, ..Params::default() }
+    }
+
+    #[test]
+    fn startup_paces_at_high_gain_and_grows_2_885x_per_round() {
+        // IW 10 MSS, RTT 100 ms, no margin. First RTT sample: pacing = 2.885 * 10000 B
+        // / 0.1 s = 288539 B/s. If the path delivers whatever is sent, each round's
+        // delivery rate is the previous round's pacing rate, so BtlBw and pacing grow
+        // by 2/ln2 = 2.88539 per round: 100 kB/s -> 288.5 -> 832.5 -> 2402.2 kB/s.
+        let mut d = Driver::new(no_margin(), 10);
+        let mut rate = 100_000.0;
+        d.round(10, rate, RTT);
+        assert!((d.pacing_bytes_per_s() - 288_539.0).abs() < 1.0, "{}", d.pacing_bytes_per_s());
+        for _ in 0..3 {
+            let before = d.pacing_bytes_per_s();
+            rate = before; // delivered at last round's sending rate
+            d.round(10, rate, RTT);
+            // (Samples carry whole bytes, hence the 1e-4 relative tolerance.)
+            assert!((d.bbr.max_bw() / before - 1.0).abs() < 1e-4);
+            assert!((d.pacing_bytes_per_s() / before - HIGH_GAIN).abs() < 1e-4);
+            assert_eq!(d.bbr.mode(), Mode::Startup);
+        }
+        // BtlBw = 100 kB/s * 2.88539^3 = 2402.2 kB/s after three growth rounds.
+        assert!((d.bbr.max_bw() / (100_000.0 * HIGH_GAIN.powi(3)) - 1.0).abs() < 1e-4);
+        // cwnd in Startup grows by every byte delivered (slow start): 10 + 4*10 = 50
+        // MSS, below its target 2.885 * BDP + quanta:
+        // BDP = 2402.2 kB/s * 0.1 s = 240.2 kB, 2.885 * BDP = 693.1 kB; pacing 6931 kB/s
+        // (55 Mbit/s >= 24 Mbit/s) -> send_quantum = min(6931 B, 64 kB), quanta 20.8 kB.
+        assert_eq!(d.w.cwnd, 50 * MSS);
+        let target = d.bbr.inflight_target(d.bbr.max_bw(), HIGH_GAIN) as f64;
+        let want = HIGH_GAIN * d.bbr.max_bw() * 0.1 + 3.0 * (d.pacing_bytes_per_s() * 1e-3).floor();
+        assert!((target - want).abs() <= 1.0, "{target} vs {want}");
+    }
+
+    #[test]
+    fn startup_exits_after_three_rounds_without_25_percent_growth() {
+        // A flat 100 kB/s. Round 1: full_bw = 100 kB/s (anything beats 0). Rounds 2, 3,
+        // 4: 100 < 1.25 * 100, count 1, 2, 3 -> the pipe is full at round 4 -> Drain.
+        let mut d = Driver::new(Params::default(), 10);
+        d.round(10, 100_000.0, RTT);
+        for count in 1..=2 {
+            d.round(10, 100_000.0, RTT);
+            assert_eq!(d.bbr.mode(), Mode::Startup);
+            assert_eq!(d.bbr.full_bw_cnt, count);
+        }
+        // Round 4 starts with 40 packets in flight. Drain, pacing gain ln2/2 = 0.3466,
+        // ssthresh = BDP + quanta = 10000 + 3 * 2 MSS = 16000 B (Startup pacing 285.6
+        // kB/s = 2.3 Mbit/s is between 1.2 and 24 Mbit/s: send_quantum = 2 MSS).
+        let start = d.delivered;
+        d.now += RTT;
+        d.ack(start, MSS, 100_000.0, RTT, 40 * MSS);
+        assert_eq!(d.bbr.mode(), Mode::Drain);
+        assert!((d.bbr.pacing_gain - 0.346574).abs() < 1e-6);
+        assert_eq!(d.w.ssthresh, 16_000);
+        // Drain pacing 0.3466 * 99 kB/s = 34 kB/s < 1.2 Mbit/s: quantum 1 MSS, so the
+        // exit test is inflight <= 10 + 3 = 13 MSS. 12 MSS before this ACK, 11 after:
+        d.ack(start, MSS, 100_000.0, RTT, 12 * MSS);
+        assert!(matches!(d.bbr.mode(), Mode::ProbeBw { .. }));
+        assert_eq!(d.bbr.cwnd_gain, CWND_GAIN);
+    }
+
+    #[test]
+    fn full_pipe_is_measured_against_the_last_25_percent_step() {
+        // 30% per round: every round beats 1.25 * full_bw, the count stays 0.
+        let mut d = Driver::new(Params::default(), 10);
+        let mut rate = 100_000.0;
+        for _ in 0..8 {
+            d.round(10, rate, RTT);
+            rate *= 1.3;
+            assert_eq!(d.bbr.full_bw_cnt, 0);
+        }
+        assert_eq!(d.bbr.mode(), Mode::Startup);
+        // 5% per round: 100 (set) | 105 (1) | 110.25 (2) | 115.76 (3) < 125 -> full.
+        let mut d = Driver::new(Params::default(), 10);
+        let mut rate = 100_000.0;
+        for _ in 0..4 {
+            d.round(10, rate, RTT);
+            rate *= 1.05;
+        }
+        assert!(d.bbr.full_bw_reached);
+        // 8% per round: 1.08^3 = 1.2597 >= 1.25, so every third round resets the count
+        // (100 | 108 (1) | 116.6 (2) | 126.0 resets ...): Startup never ends.
+        let mut d = Driver::new(Params::default(), 10);
+        let mut rate = 100_000.0;
+        for _ in 0..12 {
+            d.round(10, rate, RTT);
+            rate *= 1.08;
+        }
+        assert!(!d.bbr.full_bw_reached);
+        assert_eq!(d.bbr.mode(), Mode::Startup);
+    }
+
+    /// Drives a flow into ProbeBW at 100 kB/s, 100 ms (BDP 10 MSS).
+    fn in_probe_bw(p: Params) -> Driver {
+        let mut d = Driver::new(p, 10);
+        for _ in 0..4 {
+            d.round(10, 100_000.0, RTT);
+        }
+        assert!(matches!(d.bbr.mode(), Mode::ProbeBw { .. }), "{:?}", d.bbr.mode());
+        d
+    }
+
+    #[test]
+    fn probe_bw_cycles_through_the_eight_gains() {
+        // cycle_start = 0: 1.25, 0.75, 1 x 6, then 1.25 again. Each phase lasts more
+        // than RTprop = 100 ms; the 1.25 phase also needs inflight >= 1.25 BDP + quanta
+        // = 12.5 + 3 MSS, the 0.75 phase ends at once when inflight <= BDP + quanta.
+        let mut d = in_probe_bw(Params { cycle_start: Some(0), ..Params::default() });
+        let mut gains = vec![d.bbr.pacing_gain];
+        let start = d.delivered;
+        for _ in 0..8 {
+            d.now += SimDuration::from_millis(101);
+            d.ack(start, MSS, 100_000.0, RTT, 20 * MSS);
+            gains.push(d.bbr.pacing_gain);
+        }
+        assert_eq!(gains, vec![1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.25]);
+        // The 1.25 phase does not end without reaching 1.25 BDP + quanta (15.5 MSS)...
+        d.now += SimDuration::from_millis(101);
+        d.ack(start, MSS, 100_000.0, RTT, 15 * MSS);
+        assert_eq!(d.bbr.pacing_gain, 1.25);
+        // ...and the 0.75 phase ends before RTprop once inflight is at BDP + quanta.
+        d.ack(start, MSS, 100_000.0, RTT, 16 * MSS);
+        assert_eq!(d.bbr.pacing_gain, 0.75);
+        d.now += SimDuration::from_millis(1);
+        d.ack(start, MSS, 100_000.0, RTT, 13 * MSS);
+        assert_eq!(d.bbr.pacing_gain, 1.0);
+        // In ProbeBW cwnd = min(cwnd + acked, 2 BDP + quanta) = 20 + 3 = 23 MSS.
+        assert_eq!(d.w.cwnd, 23 * MSS);
+    }
+
+    #[test]
+    fn random_start_phase_is_deterministic_and_never_the_drain_phase() {
+        let w = Window::new(10 * MSS, u64::MAX, MSS as u32, false, 2);
+        let mut seen = [false; 8];
+        for seed in 0..64 {
+            let phase = |seed| {
+                let mut b = Bbr::new(Params { seed, ..Params::default() }, &w);
+                b.enter_probe_bw(SimTime(0));
+                match b.mode {
+                    Mode::ProbeBw { cycle_idx, .. } => cycle_idx,
+                    _ => unreachable!(),
+                }
+            };
+            let k = phase(seed);
+            assert_eq!(k, phase(seed), "same seed, same phase");
+            assert_ne!(k, 1, "Linux never starts in the 0.75 phase");
+            seen[k] = true;
+        }
+        assert_eq!(seen.iter().filter(|s| **s).count(), 7);
+    }
+
+    #[test]
+    fn probe_rtt_after_ten_seconds_without_a_new_min_rtt() {
+        let mut d = in_probe_bw(Params { cycle_start: Some(2), ..Params::default() });
+        // min_rtt 100 ms was set by the first 100 ms sample; equal samples since then did
+        // not refresh it (strictly lower only, as Linux).
+        let stamp = d.bbr.min_rtt_stamp.unwrap();
+        assert!(stamp < d.now);
+        let cwnd_before = d.w.cwnd;
+        // RTT 120 ms from now on: no sample matches the 100 ms minimum.
+        let rtt = SimDuration::from_millis(120);
+        while d.now <= stamp + MIN_RTT_WINDOW {
+            d.round(12, 100_000.0, rtt);
+            if d.now <= stamp + MIN_RTT_WINDOW {
+                assert!(matches!(d.bbr.mode(), Mode::ProbeBw { .. }));
+            }
+        }
+        // The first sample more than 10 s after the stamp expires the filter: ProbeRTT,
+        // cwnd capped at 4 packets, min_rtt replaced by the current 120 ms sample.
+        assert!(matches!(d.bbr.mode(), Mode::ProbeRtt { .. }));
+        assert_eq!(d.w.cwnd, 4 * MSS);
+        assert_eq!(d.bbr.min_rtt, Some(rtt));
+        assert_eq!(d.bbr.pacing_gain, 1.0);
+        // Within that round inflight fell to 4 packets (prior 5 MSS, 1 acked): the
+        // 200 ms timer started at `t0`, and a new round must also begin.
+        let t0 = d.now;
+        d.now = t0 + SimDuration::from_millis(150);
+        let start = d.delivered; // sent after the ProbeRTT round mark: a new round
+        d.ack(start, MSS, 100_000.0, rtt, 4 * MSS);
+        assert!(matches!(d.bbr.mode(), Mode::ProbeRtt { .. })); // round done, < 200 ms
+        assert_eq!(d.w.cwnd, 4 * MSS);
+        d.now = t0 + SimDuration::from_millis(201);
+        d.ack(start, MSS, 100_000.0, rtt, 4 * MSS);
+        // Done: back to ProbeBW (the pipe was full), cwnd restored from 23 MSS and grown
+        // by this ACK toward 2 BDP + quanta = 2 * 100 kB/s * 0.12 s + 3 MSS = 27 MSS.
+        assert!(matches!(d.bbr.mode(), Mode::ProbeBw { .. }), "{:?}", d.bbr.mode());
+        assert_eq!(cwnd_before, 23 * MSS);
+        assert_eq!(d.w.cwnd, 24 * MSS);
+    }
+
+    #[test]
+    fn loss_keeps_cwnd_and_rto_respects_the_minimum() {
+        let mut d = in_probe_bw(Params::default());
+        let cwnd = d.w.cwnd;
+        // Fast retransmit: ssthresh is the cwnd to restore; after recovery, unchanged.
+        assert_eq!(d.bbr.ssthresh_after_loss(&d.w, cwnd), cwnd);
+        d.bbr.on_state_change(&mut d.w, CaState::Open, CaState::Recovery, d.now);
+        d.w.cwnd = 2 * MSS; // the sender's recovery shrank it
+        d.bbr.on_state_change(&mut d.w, CaState::Recovery, CaState::Open, d.now);
+        assert_eq!(d.w.cwnd, cwnd);
+        // RTO: the sender sets 1 MSS; BBR's floor is 4 packets.
+        d.w.cwnd = MSS;
+        d.bbr.on_state_change(&mut d.w, CaState::Open, CaState::Loss, d.now);
+        d.bbr.on_rto(&mut d.w, d.now);
+        assert_eq!(d.w.cwnd, 4 * MSS);
+        assert!(d.bbr.pacing_rate().unwrap().0 > 0);
+    }
+
+    #[test]
+    fn params_are_checked() {
+        let w = Window::new(1, 1, 1, false, 2);
+        let e = (ENTRY.build)(&serde_json::json!({"cycle_start": 8}), &w).err().unwrap();
+        assert!(e.contains("cycle_start = 8"), "{e}");
+        let e = (ENTRY.build)(&serde_json::json!({"gain": 2}), &w).err().unwrap();
+        assert!(e.contains("gain"), "{e}");
+    }
+}
