@@ -21,7 +21,7 @@ from typing import Any, Sequence
 
 from tcplab import __version__, registry
 from tcplab.runner import TRACES, CoreRunError, core_has_run, run as run_scenario
-from tcplab.scenario import Scenario, ScenarioError, load
+from tcplab.scenario import Scenario, ScenarioError, _fmt_default, load
 
 __all__ = ["main", "build_parser"]
 
@@ -30,6 +30,7 @@ EXIT_OK, EXIT_RUN_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
 class _Parser(argparse.ArgumentParser):
     """argparse with exit code 2 for usage errors (its default) and no SystemExit leak."""
+
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -267,7 +268,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
         t.add_column(c)
     for cc in reg.get("congestion_controls", []):
         params = "\n".join(
-            f"{p['name']} ({p.get('unit') or '-'}, default {p['default']:g}): {p.get('doc', '')}" for p in cc["params"]
+            f"{p['name']} ({p.get('unit') or '-'}, default {_fmt_default(p['default'])}): {p.get('doc', '')}" for p in cc["params"]
         ) or "none"
         t.add_row(cc["name"], params, cc.get("summary", ""), cc.get("reference", ""))
     console.print(t)

@@ -146,6 +146,16 @@ class ScenarioError(ValueError):
         return text
 
 
+
+def _fmt_default(value: float | None) -> str:
+    """A parameter default for display; ``None`` (NaN in Rust) means "unset".
+
+    Example:
+        >>> _fmt_default(0.7), _fmt_default(None)
+        ('0.7', 'unset')
+    """
+    return "unset" if value is None else f"{value:g}"
+
 def _show(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
@@ -1670,7 +1680,7 @@ def reference_markdown() -> str:
     out.append("")
     out += ["## Congestion controls", "", "| name | parameters | reference |", "|---|---|---|"]
     for c in registry.registry()["congestion_controls"]:
-        params = ", ".join(f"`{p['name']}` ({p.get('unit', '')}, default {p['default']:g})" for p in c["params"]) or "none"
+        params = ", ".join(f"`{p['name']}` ({p.get('unit', '')}, default {_fmt_default(p['default'])})" for p in c["params"]) or "none"
         out.append(f"| `{c['name']}` | {params} | {c['reference']} |")
     out.append("")
     from tcplab.sweeps import SWEEP_REFERENCE  # local import: sweep imports this module

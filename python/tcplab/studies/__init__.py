@@ -1,0 +1,124 @@
+"""Bundled studies: each seed study re-run with one command (SPEC.md, "Bundled studies").
+
+A study is registered here with its name, the seed it reproduces, its parameters
+(with defaults and documentation) and a ``run`` entry point. ``tcplab study NAME``
+looks studies up in :data:`STUDIES`.
+
+Registered:
+
+- ``iw-irto`` (:mod:`tcplab.studies.iw_irto`): seed 000, Järvinen et al., IETF 79,
+  2010: IW 3 -> 10 and initial RTO 3 s -> 1 s over EDGE/HSPA/LTE (ns-2 TCP SACK).
+
+Example:
+    >>> names()
+    ['iw-irto']
+    >>> s = get("iw-irto")
+    >>> s.seed, s.default_reps, s.links
+    ('000', 100, ['edge', 'hspa', 'lte'])
+    >>> [p.name for p in s.params]
+    ['seed', 'offset_rtts', 'jitter_rtts', 'block']
+    >>> get("iw-10")
+    Traceback (most recent call last):
+    ...
+    KeyError: "unknown study 'iw-10'; accepted: iw-irto"
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+__all__ = ["Study", "StudyParam", "STUDIES", "names", "get"]
+
+
+@dataclass(frozen=True)
+class StudyParam:
+    """A study parameter that ``tcplab study --set NAME=VALUE`` may change."""
+
+    name: str
+    type: type
+    default: Any
+    doc: str
+
+    def parse(self, text: str) -> Any:
+        """The value of ``text`` in this parameter's type; ``ValueError`` names the parameter.
+
+        Example:
+            >>> StudyParam("offset_rtts", float, 2.0, "").parse("3")
+            3.0
+            >>> StudyParam("block", int, 25, "").parse("x")
+            Traceback (most recent call last):
+            ...
+            ValueError: block: expected int, got 'x'
+        """
+        try:
+            return self.type(text)
+        except ValueError:
+            raise ValueError(f"{self.name}: expected {self.type.__name__}, got {text!r}") from None
+
+
+@dataclass(frozen=True)
+class Study:
+    """A registered study: name, seed, summary, links, defaults and its runner."""
+
+    name: str
+    seed: str
+    summary: str
+    default_reps: int
+    links: list[str]
+    params: list[StudyParam]
+    runner: Callable[..., Any]
+
+    def run(self, out: str | Path, reps: int | None = None, links: list[str] | None = None, jobs: int | None = None,
+            scheduler: str | None = None, progress: bool = True, **params: Any) -> Any:
+        """Runs the study into ``out``; ``params`` are values of :attr:`params` by name."""
+        return self.runner(out, reps=reps or self.default_reps, links=links or self.links, jobs=jobs,
+                           scheduler=scheduler, progress=progress, **params)
+
+    def describe(self) -> dict[str, Any]:
+        """The study as a JSON-able entry (for listings)."""
+        return {"name": self.name, "seed": self.seed, "summary": self.summary, "default_reps": self.default_reps,
+                "links": self.links,
+                "params": [{"name": p.name, "default": p.default, "doc": p.doc} for p in self.params]}
+
+
+def _run_iw_irto(out: str | Path, reps: int, links: list[str], jobs: int | None, scheduler: str | None,
+                 progress: bool, **params: Any) -> Any:
+    from tcplab.studies import iw_irto
+
+    return iw_irto.run(out, iw_irto.StudyParams(reps=reps, links=list(links), **params), jobs=jobs,
+                       scheduler=scheduler, progress=progress)
+
+
+STUDIES: dict[str, Study] = {
+    "iw-irto": Study(
+        name="iw-irto",
+        seed="000",
+        summary="IW 3 -> 10 and initial RTO 3 s -> 1 s over EDGE/HSPA/LTE, FIFO/RED/REDok buffers, bursts of "
+                "1/2/6/18 flows (Järvinen et al., IETF 79, 2010; ns-2 TCP SACK)",
+        default_reps=100,
+        links=["edge", "hspa", "lte"],
+        params=[
+            StudyParam("seed", int, 1, "master seed: replication r uses core seed seed + r and jitter draws "
+                                       "default_rng([seed, r])"),
+            StudyParam("offset_rtts", float, 2.0, "start of the later burst, in base RTTs after the first"),
+            StudyParam("jitter_rtts", float, 0.1, "each flow's start is delayed by up to this many base RTTs (uniform)"),
+            StudyParam("block", int, 25, "replications per task (resumability granularity)"),
+        ],
+        runner=_run_iw_irto,
+    ),
+}
+
+
+def names() -> list[str]:
+    """Registered study names."""
+    return list(STUDIES)
+
+
+def get(name: str) -> Study:
+    """The study called ``name``; ``KeyError`` lists the accepted names."""
+    try:
+        return STUDIES[name]
+    except KeyError:
+        raise KeyError(f"unknown study {name!r}; accepted: {', '.join(STUDIES)}") from None
