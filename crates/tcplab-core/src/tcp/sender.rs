@@ -684,3 +684,62 @@ impl TcpSender {
         self.cwnd_limited = true;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::{reno::Reno, AckInfo};
+    use crate::tcp::config::TcpConfig;
+
+    /// Reno's window with a fixed pacing rate, to test the sender's pacing alone.
+    struct Paced(Reno, Rate);
+    impl CongestionControl for Paced {
+        fn name(&self) -> &'static str {
+            "paced"
+        }
+        fn on_ack(&mut self, w: &mut Window, ack: &AckInfo) {
+            self.0.on_ack(w, ack)
+        }
+        fn ssthresh_after_loss(&self, w: &Window, in_flight: u64) -> u64 {
+            self.0.ssthresh_after_loss(w, in_flight)
+        }
+        fn pacing_rate(&self) -> Option<Rate> {
+            Some(self.1)
+        }
+    }
+
+    fn established(cc: Box<dyn CongestionControl>, out: &mut Outbox) -> TcpSender {
+        let cfg = TcpConfig::profile("ns2-sack").unwrap();
+        let mut s = TcpSender::new(cfg, cc, Some(100_000), None);
+        s.open(SimTime(0), out);
+        let synack = TcpHeader { ack: 1, flags: FLAG_SYN | FLAG_ACK, wnd: 1 << 30, ..Default::default() };
+        out.clear();
+        s.on_ack(&synack, SimTime(1_000_000), out);
+        s
+    }
+
+    #[test]
+    fn pacing_spaces_segments_by_their_serialization_at_the_pacing_rate() {
+        // 1 Mbit/s pacing: a 1500-byte segment takes 12 ms. With IW3 the first segment
+        // leaves at once (t = 1 ms), the next when the pacing timer fires at 13 ms,
+        // the third at 25 ms.
+        let mut out = Outbox::default();
+        let mut s = established(Box::new(Paced(Reno, Rate::mbps(1))), &mut out);
+        assert_eq!(out.segments.len(), 1);
+        let mut t = SimTime(1_000_000);
+        for _ in 0..2 {
+            let (kind, at, gen) = *out.timers.iter().find(|x| x.0 == TimerKind::Pacing).unwrap();
+            assert_eq!(kind, TimerKind::Pacing);
+            assert_eq!(at, t + SimDuration::from_millis(12));
+            t = at;
+            out.clear();
+            s.on_pacing_timer(gen, at, &mut out);
+            assert_eq!(out.segments.len(), 1, "one segment per pacing slot");
+        }
+        // Unpaced, the same sender sends the whole initial window at once.
+        let mut out2 = Outbox::default();
+        established(Box::new(Reno), &mut out2);
+        assert_eq!(out2.segments.len(), 3);
+        assert!(out2.timers.iter().all(|x| x.0 != TimerKind::Pacing));
+    }
+}
