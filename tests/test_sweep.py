@@ -113,3 +113,49 @@ def test_sigkill_part_way_then_resume_loses_and_duplicates_nothing(tmp_path: Pat
     clean = tmp_path / "clean"
     sweep(Experiment.from_toml(SLOW), clean, jobs=2, progress=False)
     pd.testing.assert_frame_equal(pd.read_parquet(clean / "flows.parquet"), flows)
+
+
+NO_ROUTE_EXPERIMENT = """
+name = "partly-unroutable"
+[topology]
+kind = "graph"
+nodes = ["a", "r", "c"]
+[[topology.links]]
+name = "a_r"
+from = "a"
+to = "r"
+rate = "10Mbps"
+delay = "2ms"
+[[topology.links]]
+name = "r_a"
+from = "r"
+to = "a"
+rate = "10Mbps"
+delay = "2ms"
+[[flows]]
+kind = "tcp"
+src = "a"
+dst = "r"
+bytes = "10kB"
+[sweep]
+"flows[0].dst" = ["r", "c"]
+replications = 2
+"""
+
+
+def test_a_failing_run_is_reported_with_its_parameters_and_seed_and_the_rest_continue(tmp_path: Path) -> None:
+    # Node c is isolated: the core rejects the dst = "c" point at run time ("no
+    # route"), a real failure; the dst = "r" runs must still complete and be written.
+    exp_file = tmp_path / "exp.toml"
+    exp_file.write_text(NO_ROUTE_EXPERIMENT)
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "tcplab.cli", "sweep", str(exp_file), "--jobs", "1", "--out", str(out)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stderr
+    assert "no route" in proc.stdout + proc.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert len(manifest["failures"]) == 2
+    for f in manifest["failures"]:
+        assert f["params"] == {"flows[0].dst": "c"} and f["seed"] in (0, 1) and "no route" in f["error"]
+    flows = pd.read_parquet(out / "flows.parquet")
+    assert sorted(flows["seed"]) == [0, 1] and set(flows["flows[0].dst"]) == {"r"}
