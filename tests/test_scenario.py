@@ -257,3 +257,60 @@ def test_random_documents_only_raise_scenario_errors(doc) -> None:
         Scenario.from_dict(doc)
     except ScenarioError as e:
         assert str(e)
+
+
+RED_MARKOV = """
+name = "edge-red-markov"
+duration = "20s"
+[topology]
+kind = "dumbbell"
+pairs = 1
+[topology.bottleneck]
+rate = "160kbps"
+delay = "250ms"
+queue = { kind = "red", limit = "14pkt", q_weight = 0.002, min_th = 3, max_th = 9, max_p = 0.1, gentle = false, wait = false, mean_pktsize = "1500B", idle_pktsize = "1500B" }
+error = { kind = "markov", form = "preset", name = "high" }
+[topology.sender_access]
+rate = "100Mbps"
+delay = "11ms"
+[topology.receiver_access]
+rate = "100Mbps"
+delay = "0ms"
+[[flows]]
+kind = "tcp"
+src = "s0"
+dst = "d0"
+bytes = "180kB"
+"""
+
+
+def test_red_and_markov_reach_the_core_and_run() -> None:
+    import tcplab
+
+    sc = Scenario.from_toml(RED_MARKOV)
+    core = sc.to_core()
+    q = core["topology"]["bottleneck"]["queue"]
+    assert q["kind"] == "red" and q["min_th"] == 3.0 and q["max_th"] == 9.0 and q["mean_pktsize"] == 1500
+    assert q["gentle"] is False and q["wait"] is False
+    assert core["topology"]["bottleneck"]["error"] == {"kind": "markov", "form": "preset", "name": "high"}
+    r = tcplab.run(sc, seed=1)
+    links = r.links.set_index("link")
+    assert links.loc["bottleneck", "realised_per"] > 0  # the Markov channel lost packets
+    assert r.flows["bytes_delivered"].iloc[0] == 180_000
+    # Round trip through TOML keeps both.
+    assert Scenario.from_toml(sc.to_toml()).to_core() == core
+
+
+@pytest.mark.parametrize(
+    "edit, field, needle",
+    [
+        (('form = "preset", name = "high"', 'form = "sojourn"'), "error.mean_good", "required by form 'sojourn'"),
+        (('name = "high"', 'name = "hihg"'), "error.name", "Did you mean 'high'"),
+        (("max_th = 9", "max_th = 2"), "queue.max_th", "must exceed min_th"),
+        (('form = "preset", name = "high"', 'form = "preset", name = "high", p_gb = 0.1'), "error.p_gb", "does not apply"),
+    ],
+)
+def test_red_and_markov_errors_name_the_field(edit: tuple[str, str], field: str, needle: str) -> None:
+    with pytest.raises(ScenarioError) as e:
+        Scenario.from_toml(RED_MARKOV.replace(*edit))
+    assert field in str(e.value) and needle in str(e.value)

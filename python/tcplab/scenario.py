@@ -594,16 +594,136 @@ class Bernoulli(_Node):
         return {"kind": self.KIND, "per": self.per}
 
 
+@dataclass(kw_only=True)
+class Red(_Node):
+    """RED with ns-2 semantics (``kind = "red"``; Floyd & Jacobson 1993, ns-2 red.cc).
+
+    Thresholds are in packets (ns-2 ``thresh_``/``maxthresh_``); in ``queue_in_bytes``
+    mode the core multiplies them by ``mean_pktsize``. Defaults are ns-2's, except
+    ``q_weight`` (ns-2's automatic value is not supported).
+
+    Example:
+        >>> r = Red(limit="14pkt", q_weight=0.002, min_th=3, max_th=9, max_p=0.1, gentle=False, wait=False,
+        ...         mean_pktsize="1500B")
+        >>> core = r.to_core()
+        >>> core["kind"], core["limit"], core["min_th"], core["mean_pktsize"]
+        ('red', {'packets': 14}, 3.0, 1500)
+    """
+
+    KIND: ClassVar[str] = "red"
+    limit: tuple[str, int] | str = _fld("limit", "Physical buffer, in packets or bytes (ns-2 `limit_`).")
+    count_in_service: bool = _fld("bool", "Whether the packet in service counts towards `limit`.", False)
+    bytes: bool = _fld("bool", "Byte mode (ns-2 `bytes_`): drop probability scaled by size / mean_pktsize.", True)
+    queue_in_bytes: bool = _fld("bool", "Average and thresholds in bytes (ns-2 `queue_in_bytes_`).", True)
+    mean_pktsize: int | str = _fld("size", "Mean packet size (ns-2 `mean_pktsize_`).", 500, minimum=1)
+    idle_pktsize: int | str | None = _fld(
+        "size", "Packet size for the idle-time decay (ns-2 `idle_pktsize_`).", None, default_doc="`mean_pktsize`",
+        minimum=1,
+    )
+    q_weight: float = _fld("float", "EWMA weight w_q of the average queue.", 0.002, minimum=0.0, maximum=1.0)
+    min_th: float | None = _fld(
+        "float", "Minimum threshold, packets (ns-2 `thresh_`).", None,
+        default_doc="ns-2's automatic max(5, 0.005 s * link packets/s / 2)", minimum=0.0,
+    )
+    max_th: float | None = _fld(
+        "float", "Maximum threshold, packets (ns-2 `maxthresh_`).", None, default_doc="3 * min_th", minimum=0.0,
+    )
+    max_p: float = _fld("float", "Drop probability at max_th (ns-2 `linterm_` = 1 / max_p).", 0.1,
+                        minimum=0.0, maximum=1.0)
+    gentle: bool = _fld("bool", "Gentle RED: p rises from max_p to 1 between max_th and 2 max_th.", True)
+    wait: bool = _fld("bool", "Wait between drops (ns-2 `wait_`).", True)
+    idle_integer_m: bool = _fld("bool", "Truncate the idle count m to an integer, as ns-2 does.", False)
+
+    def _check(self) -> None:
+        if self.min_th is not None and self.max_th is not None and self.max_th <= self.min_th:
+            raise ScenarioError("max_th", "must exceed min_th", value=self.max_th, accepted=f"a value above {self.min_th}")
+
+    def to_core(self) -> dict[str, Any]:
+        """The core's ``QueueConfig::Red`` (the link fills in its rate)."""
+        assert isinstance(self.limit, tuple)
+        core: dict[str, Any] = {
+            "kind": self.KIND, "limit": {self.limit[0]: self.limit[1]}, "count_in_service": self.count_in_service,
+            "bytes": self.bytes, "queue_in_bytes": self.queue_in_bytes, "mean_pktsize": self.mean_pktsize,
+            "idle_pktsize": self.idle_pktsize, "q_weight": self.q_weight, "max_p": self.max_p,
+            "gentle": self.gentle, "wait": self.wait, "idle_integer_m": self.idle_integer_m,
+        }
+        for name in ("min_th", "max_th"):
+            value = getattr(self, name)
+            core[name] = None if value is None else float(value)
+        return core
+
+
+_MARKOV_FORMS: dict[str, tuple[str, ...]] = {
+    "per_packet": ("p_gb", "p_bg"),
+    "sojourn": ("mean_good", "mean_bad"),
+    "time_series": ("good_min", "good_max", "bad_min", "bad_max"),
+    "preset": ("name",),
+}
+
+
+@dataclass(kw_only=True)
+class Markov(_Node):
+    """Two-state good/bad (Gilbert-Elliott) channel (``kind = "markov"``).
+
+    ``form`` picks the parameterisation: ``per_packet`` (p_gb, p_bg),
+    ``sojourn`` (exponential mean_good, mean_bad), ``time_series`` (seed 004: uniform
+    good_min..good_max and bad_min..bad_max) or ``preset`` (seed 004's rows: low,
+    medium, high, vhigh, huge).
+
+    Example:
+        >>> Markov(form="preset", name="medium").to_core()
+        {'kind': 'markov', 'form': 'preset', 'name': 'medium'}
+        >>> Markov(form="time_series", good_min="5s", good_max="15s", bad_min="100ms", bad_max="300ms").to_core()["bad_max"]
+        300000000
+    """
+
+    KIND: ClassVar[str] = "markov"
+    form: str = _fld("str", "Parameterisation.", choices=lambda: list(_MARKOV_FORMS))
+    p_gb: float | None = _fld("float", "per_packet: probability good -> bad after a packet.", None,
+                              minimum=0.0, maximum=1.0)
+    p_bg: float | None = _fld("float", "per_packet: probability bad -> good after a packet.", None,
+                              minimum=0.0, maximum=1.0)
+    mean_good: int | str | None = _fld("time", "sojourn: mean good-state duration.", None)
+    mean_bad: int | str | None = _fld("time", "sojourn: mean bad-state duration.", None)
+    good_min: int | str | None = _fld("time", "time_series: shortest good state (gap between bursts).", None)
+    good_max: int | str | None = _fld("time", "time_series: longest good state.", None)
+    bad_min: int | str | None = _fld("time", "time_series: shortest bad state (burst length).", None)
+    bad_max: int | str | None = _fld("time", "time_series: longest bad state.", None)
+    loss_good: float = _fld("float", "Loss probability in the good state.", 0.0, minimum=0.0, maximum=1.0)
+    loss_bad: float = _fld("float", "Loss probability in the bad state.", 1.0, minimum=0.0, maximum=1.0)
+    name: str | None = _fld("str", "preset: seed 004 row.", None,
+                            choices=lambda: ["low", "medium", "high", "vhigh", "huge"])
+
+    def _check(self) -> None:
+        for f in _MARKOV_FORMS[self.form]:
+            if getattr(self, f) is None:
+                raise ScenarioError(f, f"required by form '{self.form}'", value="(missing)",
+                                    accepted=", ".join(_MARKOV_FORMS[self.form]))
+        others = {f for fs in _MARKOV_FORMS.values() for f in fs} - set(_MARKOV_FORMS[self.form])
+        for f in sorted(others):
+            if getattr(self, f) is not None:
+                raise ScenarioError(f, f"does not apply to form '{self.form}'", value=getattr(self, f),
+                                    accepted=", ".join(_MARKOV_FORMS[self.form]))
+
+    def to_core(self) -> dict[str, Any]:
+        """The core's ``ErrorConfig::Markov``."""
+        core: dict[str, Any] = {"kind": self.KIND, "form": self.form}
+        core.update({f: getattr(self, f) for f in _MARKOV_FORMS[self.form]})
+        if self.form != "preset":
+            core.update(loss_good=self.loss_good, loss_bad=self.loss_bad)
+        return core
+
+
 def _queue_variants() -> dict[str, type]:
-    return {"drop_tail": DropTail}
+    return {"drop_tail": DropTail, "red": Red}
 
 
 def _error_variants() -> dict[str, type]:
-    return {"bernoulli": Bernoulli}
+    return {"bernoulli": Bernoulli, "markov": Markov}
 
 
-QueueSpec = DropTail
-ErrorSpec = Bernoulli
+QueueSpec = DropTail | Red
+ErrorSpec = Bernoulli | Markov
 
 # --------------------------------------------------------------------------------------
 # Topology
@@ -620,12 +740,12 @@ class Link(_Node):
 
     rate: int | str = _fld("rate", "Transmission rate.", minimum=1)
     delay: int | str = _fld("time", "One-way propagation delay.")
-    queue: DropTail | dict[str, Any] | None = _fld(
+    queue: DropTail | Red | dict[str, Any] | None = _fld(
         "tagged", "Queue at the transmitting end.", None,
         default_doc='drop-tail, 1000 packets (`{ kind = "drop_tail", limit = "1000pkt" }`)',
         variants=_queue_variants,
     )
-    error: Bernoulli | dict[str, Any] | None = _fld(
+    error: Bernoulli | Markov | dict[str, Any] | None = _fld(
         "tagged", "Error model applied as packets finish transmission.", None,
         default_doc="no losses", variants=_error_variants,
     )
@@ -653,7 +773,7 @@ class Access(_Node):
     delay: int | str | list[int | str] = _fld(
         "time_list", "One propagation delay for every pair, or a list with one delay per pair."
     )
-    queue: DropTail | dict[str, Any] | None = _fld(
+    queue: DropTail | Red | dict[str, Any] | None = _fld(
         "tagged", "Queue of the access links.", None, default_doc="drop-tail, 1000 packets", variants=_queue_variants
     )
 
@@ -746,10 +866,10 @@ class GraphLink(_Node):
     to: str = _fld("str", "Receiving node.")
     rate: int | str = _fld("rate", "Transmission rate.", minimum=1)
     delay: int | str = _fld("time", "One-way propagation delay.")
-    queue: DropTail | dict[str, Any] | None = _fld(
+    queue: DropTail | Red | dict[str, Any] | None = _fld(
         "tagged", "Queue at the transmitting end.", None, default_doc="drop-tail, 1000 packets", variants=_queue_variants
     )
-    error: Bernoulli | dict[str, Any] | None = _fld(
+    error: Bernoulli | Markov | dict[str, Any] | None = _fld(
         "tagged", "Error model.", None, default_doc="no losses", variants=_error_variants
     )
 

@@ -103,7 +103,7 @@ STUDIES: dict[str, Study] = {
             StudyParam("seed", int, 1, "master seed: replication r uses core seed seed + r and jitter draws "
                                        "default_rng([seed, r])"),
             StudyParam("offset_rtts", float, 2.0, "start of the later burst, in base RTTs after the first"),
-            StudyParam("jitter_rtts", float, 0.1, "each flow's start is delayed by up to this many base RTTs (uniform)"),
+            StudyParam("jitter_rtts", float, 0.5, "each flow's start is delayed by up to this many base RTTs (uniform)"),
             StudyParam("block", int, 25, "replications per task (resumability granularity)"),
         ],
         runner=_run_iw_irto,

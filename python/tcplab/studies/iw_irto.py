@@ -465,7 +465,9 @@ class StudyParams:
             SYN leaves as burst 1's first window is acknowledged, so it meets burst 1
             in slow start on every link).
         jitter_rtts: each flow's start is delayed by up to this many base RTTs
-            (uniform; default 0.1).
+            (uniform; default 0.5: at least three packet times on EDGE, so that
+            replications differ on every link, while a burst still starts within
+            one slow-start round).
         block: replications per task (resumability and load-balancing granularity).
 
     Example:
@@ -477,7 +479,7 @@ class StudyParams:
     links: list[str] = field(default_factory=lambda: list(LINKS))
     seed: int = 1
     offset_rtts: float = 2.0
-    jitter_rtts: float = 0.1
+    jitter_rtts: float = 0.5
     block: int = 25
 
     def __post_init__(self) -> None:
@@ -622,7 +624,11 @@ def run(
         store.write(task.key, tables, {"spec": task.spec, "wall_s": result.get("_wall_s"), "runs": task.runs})
     t_sim = time.perf_counter()
 
-    tables = collect(store, [t for t in tasks if t.key in store.finished()])
+    finished = store.finished()
+    if not any(t.key in finished for t in tasks):
+        first = failures[0]["error"] if failures else "nothing ran"
+        raise RuntimeError(f"{NAME}: no task finished ({len(failures)} failed; first error: {first})")
+    tables = collect(store, [t for t in tasks if t.key in finished])
     for name, df in tables.items():
         _write_parquet(df, out / f"{name}.parquet")
     rm = run_metrics(tables["flows"], tables["runs"])
@@ -638,7 +644,7 @@ def run(
 
     figs = iw_irto_report.render_figures(tables, rm, out / "figures", params) if figures else []
     t_figs = time.perf_counter()
-    task_walls = [store.info(t.key).get("wall_s") or 0.0 for t in tasks if t.key in store.finished()]
+    task_walls = [store.info(t.key).get("wall_s") or 0.0 for t in tasks if t.key in finished]
     timings = {"simulate_s": round(t_sim - t_start, 3), "analysis_s": round(t_analysis - t_sim, 3),
                "figures_s": round(t_figs - t_analysis, 3), "task_wall_sum_s": round(float(sum(task_walls)), 3)}
     manifest = {

@@ -94,7 +94,7 @@ def _save(fig: Any, fig_dir: Path, stem: str) -> dict[str, str]:
     paths = {}
     for fmt in ("png", "svg"):
         buf = io.BytesIO()
-        with matplotlib.rc_context({**STYLE, "svg.hashsalt": "tcplab", "svg.fonttype": "path"}):
+        with matplotlib.rc_context({**STYLE, "svg.hashsalt": "tcplab", "svg.fonttype": "none"}):
             fig.savefig(buf, format=fmt, dpi=150, metadata={"Date": None} if fmt == "svg" else None)
         _write_atomic(fig_dir / f"{stem}.{fmt}", buf.getvalue())
         paths[fmt] = f"figures/{stem}.{fmt}"
@@ -106,7 +106,7 @@ def _legend_variants(fig: Any) -> None:
 
     handles = [Line2D([], [], color=IW_COLOURS[iw], linestyle=IRTO_STYLES[irto], label=S._variant_label(iw, irto))
                for iw, irto in S.VARIANTS]
-    fig.legend(handles=handles, loc="outside upper center", ncols=4, frameon=False)
+    fig.legend(handles=handles, loc="outside lower center", ncols=4, frameon=False)
 
 
 def fig_elapsed(flows: pd.DataFrame, link: S.WirelessLink, buf: S.Buffer) -> Any:
@@ -159,7 +159,7 @@ def _legend_bars(fig: Any) -> None:
 
     handles = [Patch(facecolor=IW_COLOURS[iw], alpha=1.0 if irto == 3.0 else 0.55, hatch=None if irto == 3.0 else "//",
                      edgecolor="white", label=S._variant_label(iw, irto)) for iw, irto in S.VARIANTS]
-    fig.legend(handles=handles, loc="outside upper center", ncols=4, frameon=False)
+    fig.legend(handles=handles, loc="outside lower center", ncols=4, frameon=False)
 
 
 def fig_fairness(rm: pd.DataFrame, link: S.WirelessLink) -> Any:
@@ -229,7 +229,7 @@ def fig_rtos(rm: pd.DataFrame, link: S.WirelessLink) -> Any:
         handles = [Patch(facecolor=IW_COLOURS[iw], alpha=1.0 if irto == 3.0 else 0.55, label=S._variant_label(iw, irto))
                    for iw, irto in S.VARIANTS]
         handles.append(Patch(facecolor="white", edgecolor="#333333", hatch="xxxx", label="spurious (top of each bar)"))
-        fig.legend(handles=handles, loc="outside upper center", ncols=5, frameon=False)
+        fig.legend(handles=handles, loc="outside lower center", ncols=5, frameon=False)
         fig.suptitle(f"{link.label}: RTOs per run, genuine (solid) and spurious (hatched); whisker: 95% CI of the total")
     return fig
 
