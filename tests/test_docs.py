@@ -31,7 +31,7 @@ def test_every_field_of_the_schema_is_documented() -> None:
     from tcplab import scenario as s
 
     text = DOC.read_text()
-    for cls in (s.Scenario, s.Dumbbell, s.Graph, s.GraphLink, s.Link, s.Access, s.DropTail, s.Bernoulli,
+    for cls in (s.Scenario, s.Dumbbell, s.Graph, s.GraphLink, s.Link, s.Access, s.DropTail, s.Red, s.Bernoulli, s.Markov,
                 s.TcpOptions, s.CcOptions, s.TcpFlow, s.UdpFlow, s.Interval, s.Record):
         for f in dataclasses.fields(cls):
             assert f"| `{f.metadata['spec'].toml or f.name}` |" in text, (cls.__name__, f.name)

@@ -37,7 +37,7 @@ def registry() -> dict[str, Any]:
 
     Example:
         >>> sorted(registry())
-        ['congestion_controls', 'error_models', 'queues', 'tcp_profiles']
+        ['congestion_controls', 'error_models', 'link_presets', 'queues', 'tcp_profiles']
     """
     doc: dict[str, Any] = json.loads(_core.registry_json())
     return doc
@@ -109,3 +109,14 @@ def error_model_names() -> list[str]:
         True
     """
     return [e["name"] for e in registry()["error_models"]]
+
+
+def link_presets() -> dict[str, dict[str, Any]]:
+    """Link presets by name: rate (bit/s) and one-way delay (ns, or None if open).
+
+    Example:
+        >>> link_presets()["hspa"]["rate"], link_presets()["hspa"]["delay"]
+        (2000000, 70000000)
+    """
+    return {p["name"]: p for p in registry().get("link_presets", [])}
+

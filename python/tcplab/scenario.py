@@ -736,10 +736,18 @@ class Link(_Node):
     Example:
         >>> Link(rate="2Mbps", delay="70ms").to_core()
         {'rate': 2000000, 'delay': 70000000, 'queue': None, 'error': None}
+        >>> Link(preset="edge").to_core()["rate"], Link(preset="adsl1-down", delay="25ms").to_core()["delay"]
+        (160000, 25000000)
     """
 
-    rate: int | str = _fld("rate", "Transmission rate.", minimum=1)
-    delay: int | str = _fld("time", "One-way propagation delay.")
+    preset: str | None = _fld(
+        "str", "A named link from the seeds (see `tcplab list`); `rate`/`delay` given here override it.", None,
+        choices=lambda: list(registry.link_presets()),
+    )
+    rate: int | str | None = _fld("rate", "Transmission rate.", None, default_doc="the preset's (required without one)",
+                                  minimum=1)
+    delay: int | str | None = _fld("time", "One-way propagation delay.", None,
+                                   default_doc="the preset's (required without one)")
     queue: DropTail | Red | dict[str, Any] | None = _fld(
         "tagged", "Queue at the transmitting end.", None,
         default_doc='drop-tail, 1000 packets (`{ kind = "drop_tail", limit = "1000pkt" }`)',
@@ -749,6 +757,17 @@ class Link(_Node):
         "tagged", "Error model applied as packets finish transmission.", None,
         default_doc="no losses", variants=_error_variants,
     )
+
+    def _check(self) -> None:
+        preset = registry.link_presets().get(self.preset) if self.preset else None
+        for name in ("rate", "delay"):
+            if getattr(self, name) is None:
+                value = preset.get(name) if preset else None
+                if value is None:
+                    why = f"preset '{self.preset}' leaves it open" if preset else "no preset given"
+                    raise ScenarioError(name, f"required ({why})", value="(missing)",
+                                        accepted='a quantity with a unit, e.g. "2Mbps" / "70ms"')
+                object.__setattr__(self, name, value)
 
     def to_core(self) -> dict[str, Any]:
         """The core's ``LinkParams``."""
@@ -1756,7 +1775,9 @@ def reference_markdown() -> str:
         ("Links: `bottleneck`, `bottleneck_reverse`", Link.__doc__ or "", Link),
         ("Access links: `sender_access`, `receiver_access`", Access.__doc__ or "", Access),
         ("Queue `kind = \"drop_tail\"`", DropTail.__doc__ or "", DropTail),
+        ("Queue `kind = \"red\"`", Red.__doc__ or "", Red),
         ("Error model `kind = \"bernoulli\"`", Bernoulli.__doc__ or "", Bernoulli),
+        ("Error model `kind = \"markov\"`", Markov.__doc__ or "", Markov),
         ("`[tcp]` and a flow's `tcp`", TcpOptions.__doc__ or "", TcpOptions),
         ("`[cc]` and a flow's `cc`", CcOptions.__doc__ or "", CcOptions),
         ("`[[flows]]` with `kind = \"tcp\"` (the default)", TcpFlow.__doc__ or "", TcpFlow),

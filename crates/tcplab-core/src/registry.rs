@@ -27,12 +27,36 @@ pub fn registry() -> Value {
             {"name": "drop_tail", "summary": "FIFO tail drop: slot (packets), byte_strict or byte_loose (bytes) semantics", "reference": "seed 003 (Stewart et al.)"},
             {"name": "red", "summary": "RED with ns-2 semantics: byte mode, idle decay, gentle, wait, count-based p_a", "reference": "Floyd & Jacobson 1993; ns-2 queue/red.cc"},
         ],
+        "link_presets": link_presets(),
         "error_models": [
             {"name": "bernoulli", "summary": "independent packet losses with probability per", "reference": "ns-2 ErrorModel, unit pkt"},
             {"name": "markov", "summary": "two-state good/bad channel: transition probabilities, mean sojourn times, or seed 004 time series", "reference": "Gilbert-Elliott; seed 004 (Kojo)",
              "presets": markov_presets()},
         ],
     })
+}
+
+/// Link presets from the seeds: (name, rate bit/s, one-way delay ns if the seed fixes
+/// it, source). A scenario link may name one and override either value.
+pub const LINK_PRESETS: [(&str, u64, Option<u64>, &str); 11] = [
+    ("edge", 160_000, Some(250_000_000), "seed 000: EDGE 160 kbit/s, 250 ms"),
+    ("hspa", 2_000_000, Some(70_000_000), "seed 000: HSPA 2 Mbit/s, 70 ms"),
+    ("lte", 50_000_000, Some(15_000_000), "seed 000: LTE 50 Mbit/s, 15 ms"),
+    ("testbed-64k", 64_000, None, "seed 001: 64 kbit/s HTB bottleneck (40-packet queue)"),
+    ("testbed-20m", 20_000_000, None, "seed 001: 20 Mbit/s HTB bottleneck (500-packet queue)"),
+    ("adsl1-down", 1_500_000, None, "seed 003: ADSL1 downstream 1500 kbit/s"),
+    ("adsl1-up", 256_000, None, "seed 003: ADSL1 upstream 256 kbit/s"),
+    ("adsl2-down", 24_000_000, None, "seed 003: ADSL2 downstream 24 Mbit/s"),
+    ("adsl2-up", 1_000_000, None, "seed 003: ADSL2 upstream 1 Mbit/s"),
+    ("geo-return", 128_000, Some(250_000_000), "seed 004: GEO return link 128 kbit/s, 250 ms"),
+    ("geo-forward", 512_000, Some(250_000_000), "seed 004: GEO forward link 512 kbit/s, 250 ms"),
+];
+
+fn link_presets() -> Vec<Value> {
+    LINK_PRESETS
+        .iter()
+        .map(|(name, rate, delay, source)| json!({"name": name, "summary": source, "rate": rate, "delay": delay}))
+        .collect()
 }
 
 /// Seed 004's error-model presets with their parameters and expected loss fraction.
