@@ -35,7 +35,7 @@
 //!   not part of this module.
 
 use super::{
-    reno_additive_increase, slow_start, AckInfo, CcEntry, CongestionControl, ParamInfo,
+    reno_additive_increase, AckInfo, CcEntry, CongestionControl, ParamInfo,
     Window,
 };
 use serde::Deserialize;
@@ -134,16 +134,7 @@ impl CongestionControl for HighSpeed {
     }
 
     fn on_ack(&mut self, w: &mut Window, ack: &AckInfo) {
-        if !ack.cwnd_limited {
-            return;
-        }
-        let mut acked = ack.acked_bytes;
-        if w.in_slow_start() {
-            acked = slow_start(w, acked);
-            if acked == 0 {
-                return;
-            }
-        }
+        let Some(acked) = super::slow_start_then_leftover(w, ack) else { return };
         // cwnd += a(w)/cwnd per segment acked: a(w) segments per cwnd of bytes acked.
         let (a, _) = self.a_b(w.cwnd_segments());
         reno_additive_increase(w, acked, a);

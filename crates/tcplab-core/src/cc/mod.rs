@@ -196,6 +196,21 @@ pub fn slow_start(w: &mut Window, acked: u64) -> u64 {
     if w.byte_counting { acked.saturating_sub(grow) } else if grow < step { step - grow } else { 0 }
 }
 
+/// The common head of a loss-based `on_ack`: no growth unless the sender is
+/// cwnd-limited (RFC 7661, Linux `tcp_is_cwnd_limited`), standard slow start below
+/// ssthresh (`slow_start`); returns the acked bytes left for congestion avoidance, or
+/// `None` when there are none.
+pub fn slow_start_then_leftover(w: &mut Window, ack: &AckInfo) -> Option<u64> {
+    if !ack.cwnd_limited {
+        return None;
+    }
+    let mut acked = ack.acked_bytes;
+    if w.in_slow_start() {
+        acked = slow_start(w, acked);
+    }
+    (acked > 0).then_some(acked)
+}
+
 /// Reno additive increase of about one MSS per RTT (RFC 5681 §3.1 eq. 3).
 ///
 /// Per-ACK mode: `cwnd += MSS*MSS/cwnd` (at least 1 byte), the ns-2 and RFC 5681

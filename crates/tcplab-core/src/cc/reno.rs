@@ -11,7 +11,7 @@
 //! (`tcp_reno_ssthresh` uses `tcp_snd_cwnd`); tcplab follows the RFC.
 
 use super::{
-    reno_additive_increase, reno_ssthresh, slow_start, AckInfo, CcEntry, CongestionControl,
+    reno_additive_increase, reno_ssthresh, AckInfo, CcEntry, CongestionControl,
     ParamInfo, Window,
 };
 use serde::Deserialize;
@@ -28,16 +28,7 @@ impl CongestionControl for Reno {
         "reno"
     }
     fn on_ack(&mut self, w: &mut Window, ack: &AckInfo) {
-        if !ack.cwnd_limited {
-            return;
-        }
-        let mut acked = ack.acked_bytes;
-        if w.in_slow_start() {
-            acked = slow_start(w, acked);
-            if acked == 0 {
-                return;
-            }
-        }
+        let Some(acked) = super::slow_start_then_leftover(w, ack) else { return };
         reno_additive_increase(w, acked, 1.0);
     }
     fn ssthresh_after_loss(&self, w: &Window, in_flight: u64) -> u64 {

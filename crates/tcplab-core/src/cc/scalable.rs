@@ -27,7 +27,7 @@
 //!   would halve below the low window.
 
 use super::{
-    reno_additive_increase, slow_start, AckInfo, CcEntry, CongestionControl, ParamInfo,
+    reno_additive_increase, AckInfo, CcEntry, CongestionControl, ParamInfo,
     Window,
 };
 use serde::Deserialize;
@@ -90,16 +90,7 @@ impl CongestionControl for Scalable {
     }
 
     fn on_ack(&mut self, w: &mut Window, ack: &AckInfo) {
-        if !ack.cwnd_limited {
-            return;
-        }
-        let mut acked = ack.acked_bytes;
-        if w.in_slow_start() {
-            acked = slow_start(w, acked);
-            if acked == 0 {
-                return;
-            }
-        }
+        let Some(acked) = super::slow_start_then_leftover(w, ack) else { return };
         let cwnd_segments = w.cwnd_segments();
         if cwnd_segments <= self.p.low_window as f64 {
             reno_additive_increase(w, acked, 1.0);

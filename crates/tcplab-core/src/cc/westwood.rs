@@ -32,7 +32,7 @@
 //! - Like Linux, a loss before the first bandwidth sample gives ssthresh = 2 MSS.
 
 use super::{
-    reno_additive_increase, slow_start, AckInfo, CcEntry, CongestionControl,
+    reno_additive_increase, AckInfo, CcEntry, CongestionControl,
     ParamInfo, Window,
 };
 use crate::time::{SimDuration, SimTime};
@@ -119,16 +119,7 @@ impl CongestionControl for Westwood {
         // The window check runs before this ACK's bytes are added (Linux westwood_fast_bw).
         self.update_window(ack.now);
         self.window_bytes += ack.acked_bytes;
-        if !ack.cwnd_limited {
-            return;
-        }
-        let mut acked = ack.acked_bytes;
-        if w.in_slow_start() {
-            acked = slow_start(w, acked);
-            if acked == 0 {
-                return;
-            }
-        }
+        let Some(acked) = super::slow_start_then_leftover(w, ack) else { return };
         reno_additive_increase(w, acked, 1.0);
     }
 
