@@ -23,7 +23,7 @@ install: $(BIN)/maturin
 	$(BIN)/maturin develop --release -E dev -q
 
 demo: install
-	$(BIN)/python -m tcplab.demo
+	$(BIN)/tcplab study iw-irto --reps 20 --out results/demo
 
 test: install browser test-rust test-python
 

@@ -1,4 +1,4 @@
-"""The ``tcplab`` command (SPEC.md, "CLI"): run, sweep, check, list, report.
+"""The ``tcplab`` command (SPEC.md, "CLI"): run, sweep, study, check, list, report.
 
 Exit codes: 0 ok; 1 a run failed; 2 bad input (an invalid scenario, experiment or
 option). Input is validated completely before anything runs or is written, so bad
@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from tcplab import __version__, registry
+from tcplab import __version__, registry, units
 from tcplab.runner import TRACES, CoreRunError, core_has_run, run as run_scenario
 from tcplab.scenario import Scenario, ScenarioError, _fmt_default, load
 
@@ -70,6 +70,30 @@ def build_parser() -> argparse.ArgumentParser:
                    help="results directory (default: results/<experiment file stem>)")
     s.add_argument("--no-progress", action="store_true", help="do not show the progress bar (default: shown)")
 
+    from tcplab import studies
+
+    st = sub.add_parser("study", help="run a bundled study of a seed (tables, figures, report.html, findings.json)",
+                        description="Run (or resume) a bundled study: every configuration of its seed x replications, "
+                                    "then its tables (Parquet), figures (PNG + SVG), findings.json and report.html. "
+                                    "Finished tasks in --out are skipped, so re-running resumes and re-renders. "
+                                    f"Studies: {', '.join(studies.names())}.")
+    st.add_argument("name", metavar="NAME", help=f"study name: {', '.join(studies.names())}")
+    st.add_argument("--reps", type=_positive, default=None, metavar="N",
+                    help="replications per configuration, at least 2 (default: the study's; iw-irto: 100)")
+    st.add_argument("--links", type=_names, default=None, metavar="LIST",
+                    help="comma-separated links to run (default: all of the study's; iw-irto: edge,hspa,lte)")
+    st.add_argument("--jobs", type=_positive, default=None, metavar="N",
+                    help="worker processes (default: the core count; 1 runs in this process; with "
+                         "--scheduler dask:local, the number of Dask workers, at least 2)")
+    st.add_argument("--scheduler", default=None, metavar="ADDR",
+                    help="run on Dask: tcp://HOST:PORT of a scheduler, or dask:local for a local cluster of "
+                         "worker processes (default: a local process pool)")
+    st.add_argument("--out", type=Path, default=None, metavar="DIR", help="results directory (default: results/NAME)")
+    st.add_argument("--set", dest="params", action="append", default=[], metavar="KEY=VALUE",
+                    help="a study parameter, repeatable (iw-irto: seed, offset_rtts, jitter_rtts, block; "
+                         "see `tcplab study NAME --help` and docs/studies/)")
+    st.add_argument("--no-progress", action="store_true", help="do not show the progress bar (default: shown)")
+
     c = sub.add_parser("check", help="validate a scenario or experiment file without running it",
                        description="Validate SCENARIO.toml (or an experiment file with [sweep]) and, with "
                                    "--json, print the resolved scenario as the core receives it.")
@@ -111,6 +135,13 @@ def _positive(text: str) -> int:
     return n
 
 
+def _names(text: str) -> list[str]:
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("expected a comma-separated list of names")
+    return names
+
+
 def _traces(text: str) -> list[str]:
     names = [t.strip() for t in text.split(",") if t.strip()]
     for t in names:
@@ -130,7 +161,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as e:  # --help/--version (0) or a usage error (2)
         return int(e.code) if isinstance(e.code, int) else EXIT_BAD_INPUT
-    handler = {"run": _cmd_run, "sweep": _cmd_sweep, "check": _cmd_check, "list": _cmd_list, "report": _cmd_report}
+    handler = {"run": _cmd_run, "sweep": _cmd_sweep, "study": _cmd_study, "check": _cmd_check, "list": _cmd_list,
+               "report": _cmd_report}
     try:
         return handler[args.command](args)
     except ScenarioError as e:
@@ -236,6 +268,68 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_study(args: argparse.Namespace) -> int:
+    """``tcplab study NAME``: validates every option, runs the study, prints the verdicts and the report path."""
+    from tcplab import studies
+
+    try:
+        study = studies.get(args.name)
+    except KeyError as e:
+        _err(str(e.args[0]))
+        return EXIT_BAD_INPUT
+    links = args.links or study.links
+    unknown = [l for l in links if l not in study.links]
+    if unknown:
+        _err(f"--links: unknown link(s) {', '.join(unknown)} for study {study.name}; accepted: {', '.join(study.links)}")
+        return EXIT_BAD_INPUT
+    if args.scheduler is not None and not (args.scheduler == "dask:local" or args.scheduler.startswith("tcp://")):
+        _err(f"--scheduler: unknown address {args.scheduler!r}; accepted: tcp://HOST:PORT or dask:local")
+        return EXIT_BAD_INPUT
+    if args.reps is not None and args.reps < 2:
+        _err(f"--reps: at least 2 replications are needed for confidence intervals, got {args.reps}")
+        return EXIT_BAD_INPUT
+    known = {p.name: p for p in study.params}
+    params = {}
+    for item in args.params:
+        key, sep, value = item.partition("=")
+        if not sep or key.strip() not in known:
+            _err(f"--set {item!r}: expected KEY=VALUE with KEY one of {', '.join(known)}")
+            return EXIT_BAD_INPUT
+        try:
+            params[key.strip()] = known[key.strip()].parse(value.strip())
+        except ValueError as e:
+            _err(f"--set {e}")
+            return EXIT_BAD_INPUT
+    if not core_has_run():
+        _err("this build of the simulator core has no run() yet; rebuild the extension")
+        return EXIT_RUN_FAILED
+    out = args.out or Path("results") / study.name
+    try:
+        result = study.run(out, reps=args.reps, links=links, jobs=args.jobs, scheduler=args.scheduler,
+                           progress=not args.no_progress, **params)
+    except ValueError as e:  # a parameter the study refuses (nothing ran)
+        _err(f"{study.name}: {e}")
+        return EXIT_BAD_INPUT
+    except RuntimeError as e:
+        _err(f"{study.name}: {e}")
+        return EXIT_RUN_FAILED
+    for f in result.findings["findings"]:
+        verdict = {True: "held", False: "NOT reproduced", None: "not evaluated"}[f["held"]]
+        st = f["statistic"]
+        stat = "" if not f["evaluated"] else (f": {st['name']} = {_fmt(st['value'])} "
+                                              f"[{_fmt(st['ci'][0])}, {_fmt(st['ci'][1])}], n = {st['n_replications']}")
+        print(f"{f['id']} {verdict}: {f['claim']}{stat}")
+    t = result.timings
+    print(f"{result.ran} task(s) run, {result.skipped} resumed; simulation {t.get('simulate_s')} s, "
+          f"total {t.get('total_s')} s wall")
+    print(f"findings: {out / 'findings.json'}")
+    print(f"report written to {result.report}")
+    if result.failures:
+        _err(f"{len(result.failures)} task(s) failed; see {out / 'study.json'}")
+        return EXIT_RUN_FAILED
+    return EXIT_OK
+
+
 def _cmd_check(args: argparse.Namespace) -> int:
     from tcplab.scenario import parse_toml, read_text
     from tcplab.sweeps import Experiment
@@ -255,7 +349,22 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    reg = registry.registry()
+    from tcplab import studies
+
+    reg = dict(registry.registry())
+    # Studies live in Python (tcplab.studies); the rest comes from the Rust registry.
+    reg["studies"] = [
+        {"name": st.name, "summary": f"seed {st.seed}: {st.summary}", "default reps": st.default_reps,
+         "links": ", ".join(st.links),
+         "parameters (default)": ", ".join(f"{p.name} ({p.default})" for p in st.params)}
+        for st in studies.STUDIES.values()
+    ]
+    # Quantities in the units a scenario file uses.
+    reg["link_presets"] = [
+        {**p, "rate": units.format_rate(p["rate"]),
+         "delay": "set it in the scenario" if p["delay"] is None else units.format_time(p["delay"])}
+        for p in reg.get("link_presets", [])
+    ]
     if args.json:
         print(json.dumps(reg, indent=2, sort_keys=True))
         return EXIT_OK

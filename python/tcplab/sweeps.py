@@ -36,19 +36,16 @@ Example:
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import copy
 import datetime as dt
 import hashlib
 import itertools
 import json
-import multiprocessing
 import os
 import re
 import shutil
 import subprocess
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -57,6 +54,7 @@ import pandas as pd
 
 from tcplab import _core
 from tcplab.results import TABLES, RunResult, write_json_atomic, write_table_atomic
+from tcplab.executor import Progress, dispatch
 from tcplab.runner import run_core
 from tcplab.scenario import Scenario, ScenarioError, TomlLocator, _located, _near, parse_toml, read_text
 
@@ -454,7 +452,7 @@ def sweep(
         else:
             print(f"run failed: params {task.params} seed {task.seed}: {message}", file=sys.stderr)
 
-    with _Progress(len(tasks), len(tasks) - len(todo), enabled=progress) as bar:
+    with Progress(len(tasks), done=len(tasks) - len(todo), enabled=progress, label="sweep") as bar:
         for task, doc, error in _execute_all(todo, jobs, scheduler):
             if error is not None:
                 failed(task, error)
@@ -481,92 +479,4 @@ def _execute_all(
     todo: list[Task], jobs: int | None, scheduler: str | None
 ) -> Iterator[tuple[Task, str | None, str | None]]:
     """Yields (task, result document or None, error message or None) as runs finish."""
-    if not todo:
-        return
-    if scheduler:
-        yield from _execute_dask(todo, jobs, scheduler)
-        return
-    jobs = jobs or os.cpu_count() or 1
-    if jobs == 1:
-        for task in todo:
-            try:
-                yield task, execute(task.core_json, task.seed), None
-            except Exception as e:
-                yield task, None, f"{type(e).__name__}: {e}"
-        return
-    ctx = multiprocessing.get_context("spawn")
-    with cf.ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=ctx) as pool:
-        futures = {pool.submit(execute, t.core_json, t.seed): t for t in todo}
-        for fut in cf.as_completed(futures):
-            task = futures[fut]
-            try:
-                yield task, fut.result(), None
-            except Exception as e:
-                yield task, None, f"{type(e).__name__}: {e}"
-
-
-def _execute_dask(
-    todo: list[Task], jobs: int | None, scheduler: str
-) -> Iterator[tuple[Task, str | None, str | None]]:
-    from distributed import Client, LocalCluster, as_completed
-
-    cluster = None
-    if scheduler == "dask:local":
-        cluster = LocalCluster(
-            n_workers=max(2, jobs or os.cpu_count() or 2), threads_per_worker=1, processes=True,
-            dashboard_address=None, silence_logs=40,
-        )
-        client = Client(cluster)
-    elif scheduler.startswith("tcp://"):
-        client = Client(scheduler, timeout=30)
-    else:
-        raise ValueError(f"unknown scheduler {scheduler!r}; accepted: tcp://HOST:PORT or dask:local")
-    try:
-        futures = {client.submit(execute, t.core_json, t.seed, key=f"tcplab-run-{t.key}", pure=False): t for t in todo}
-        for fut in as_completed(list(futures)):
-            task = futures[fut]
-            if fut.status == "error":
-                exc = fut.exception()
-                yield task, None, f"{type(exc).__name__}: {exc}"
-            else:
-                yield task, fut.result(), None
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
-
-
-class _Progress:
-    """A rich progress bar (runs done, runs/s, ETA) on stderr, or nothing."""
-
-    def __init__(self, total: int, done: int, enabled: bool) -> None:
-        self.enabled = enabled
-        self.total, self.done, self.ran = total, done, 0
-        self.started = time.monotonic()
-        self._progress: Any = None
-
-    def __enter__(self) -> "_Progress":
-        if self.enabled:
-            from rich.console import Console
-            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                                       TimeElapsedColumn, TimeRemainingColumn)
-
-            self._progress = Progress(
-                TextColumn("sweep"), BarColumn(), MofNCompleteColumn(), TextColumn("runs"),
-                TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TextColumn("ETA"),
-                TimeRemainingColumn(), console=Console(stderr=True), transient=False,
-            )
-            self._progress.__enter__()
-            self._task = self._progress.add_task("sweep", total=self.total, completed=self.done, rate="")
-        return self
-
-    def advance(self) -> None:
-        self.done += 1
-        self.ran += 1
-        if self._progress is not None:
-            elapsed = max(time.monotonic() - self.started, 1e-9)
-            self._progress.update(self._task, advance=1, rate=f"{self.ran / elapsed:.2f} runs/s")
-
-    def __exit__(self, *exc: Any) -> None:
-        if self._progress is not None:
-            self._progress.__exit__(*exc)
+    yield from dispatch(todo, execute, lambda t: (t.core_json, t.seed), lambda t: f"tcplab-run-{t.key}", jobs, scheduler)

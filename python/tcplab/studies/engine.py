@@ -36,19 +36,18 @@ Example:
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import hashlib
 import json
-import multiprocessing
 import os
 import shutil
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pandas as pd
+
+from tcplab.executor import Progress, check_scheduler, dispatch
 
 __all__ = ["BlockTask", "TaskStore", "execute", "task_key", "check_scheduler", "Progress"]
 
@@ -74,20 +73,6 @@ def task_key(spec: dict[str, Any]) -> str:
     """
     blob = json.dumps(spec, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
-
-
-def check_scheduler(scheduler: str | None) -> None:
-    """Raises ``ValueError`` for a scheduler address ``tcplab sweep`` would refuse.
-
-    Example:
-        >>> check_scheduler("dask:local"); check_scheduler(None)
-        >>> check_scheduler("http://x")
-        Traceback (most recent call last):
-        ...
-        ValueError: unknown scheduler 'http://x'; accepted: tcp://HOST:PORT or dask:local
-    """
-    if scheduler is not None and not (scheduler == "dask:local" or scheduler.startswith("tcp://")):
-        raise ValueError(f"unknown scheduler {scheduler!r}; accepted: tcp://HOST:PORT or dask:local")
 
 
 def _timed(fn: BlockFn, spec: dict[str, Any]) -> dict[str, Any]:
@@ -120,65 +105,10 @@ def execute(
     check_scheduler(scheduler)
     total = sum(t.runs for t in tasks)
     with Progress(total, enabled=progress, label=label) as bar:
-        for task, result, error in _dispatch(tasks, fn, jobs, scheduler):
+        for task, result, error in dispatch(tasks, _timed, lambda t: (fn, t.spec), lambda t: f"tcplab-block-{t.key}",
+                                            jobs, scheduler):
             bar.advance(task.runs)
             yield task, result, error
-
-
-def _dispatch(
-    tasks: list[BlockTask], fn: BlockFn, jobs: int | None, scheduler: str | None
-) -> Iterator[tuple[BlockTask, dict[str, Any] | None, str | None]]:
-    if not tasks:
-        return
-    if scheduler:
-        yield from _dispatch_dask(tasks, fn, jobs, scheduler)
-        return
-    jobs = jobs or os.cpu_count() or 1
-    if jobs == 1:
-        for task in tasks:
-            try:
-                yield task, _timed(fn, task.spec), None
-            except Exception as e:
-                yield task, None, f"{type(e).__name__}: {e}"
-        return
-    ctx = multiprocessing.get_context("spawn")
-    with cf.ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=ctx) as pool:
-        futures = {pool.submit(_timed, fn, t.spec): t for t in tasks}
-        for fut in cf.as_completed(futures):
-            task = futures[fut]
-            try:
-                yield task, fut.result(), None
-            except Exception as e:
-                yield task, None, f"{type(e).__name__}: {e}"
-
-
-def _dispatch_dask(
-    tasks: list[BlockTask], fn: BlockFn, jobs: int | None, scheduler: str
-) -> Iterator[tuple[BlockTask, dict[str, Any] | None, str | None]]:
-    from distributed import Client, LocalCluster, as_completed
-
-    cluster = None
-    if scheduler == "dask:local":
-        cluster = LocalCluster(
-            n_workers=max(2, jobs or os.cpu_count() or 2), threads_per_worker=1, processes=True,
-            dashboard_address=None, silence_logs=40,
-        )
-        client = Client(cluster)
-    else:
-        client = Client(scheduler, timeout=30)
-    try:
-        futures = {client.submit(_timed, fn, t.spec, key=f"tcplab-block-{t.key}", pure=False): t for t in tasks}
-        for fut in as_completed(list(futures)):
-            task = futures[fut]
-            if fut.status == "error":
-                exc = fut.exception()
-                yield task, None, f"{type(exc).__name__}: {exc}"
-            else:
-                yield task, fut.result(), None
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
 
 
 class TaskStore:
@@ -219,38 +149,3 @@ class TaskStore:
         """The ``task.json`` of a finished task."""
         doc: dict[str, Any] = json.loads((self.dir / key / "task.json").read_text())
         return doc
-
-
-class Progress:
-    """A rich progress bar on stderr counting runs (runs/s, ETA), or nothing."""
-
-    def __init__(self, total: int, enabled: bool = True, label: str = "study") -> None:
-        self.total, self.done, self.enabled, self.label = total, 0, enabled, label
-        self.started = time.monotonic()
-        self._bar: Any = None
-
-    def __enter__(self) -> "Progress":
-        if self.enabled and self.total:
-            from rich.console import Console
-            from rich.progress import (BarColumn, MofNCompleteColumn, Progress as RichProgress, TextColumn,
-                                       TimeElapsedColumn, TimeRemainingColumn)
-
-            self._bar = RichProgress(
-                TextColumn(self.label), BarColumn(), MofNCompleteColumn(), TextColumn("runs"),
-                TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-                console=Console(stderr=True, file=sys.stderr), transient=False,
-            )
-            self._bar.__enter__()
-            self._task = self._bar.add_task(self.label, total=self.total, rate="")
-        return self
-
-    def advance(self, runs: int) -> None:
-        """Counts ``runs`` more finished simulations."""
-        self.done += runs
-        if self._bar is not None:
-            elapsed = max(time.monotonic() - self.started, 1e-9)
-            self._bar.update(self._task, advance=runs, rate=f"{self.done / elapsed:.0f} runs/s")
-
-    def __exit__(self, *exc: Any) -> None:
-        if self._bar is not None:
-            self._bar.__exit__(*exc)

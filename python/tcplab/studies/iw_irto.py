@@ -258,7 +258,8 @@ def bdp_table() -> pd.DataFrame:
     for l in LINKS.values():
         rows.append({
             "link": l.label, "rate_bps": l.rate_bps, "delay_ms": round(l.delay_s * 1e3, 3),
-            "arithmetic": f"{l.rate_bps:,} bit/s × 2 × {l.delay_s * 1e3:g} ms / (1500 B × 8 bit/B)",
+            "arithmetic": f"{l.rate_bps:,} bit/s × 2 × {l.delay_s * 1e3:g} ms / (1500 B × 8 bit/B) "
+                          f"= {l.bdp_exact:.2f} → {l.bdp_pkts} packets",
             "bdp_exact_pkts": round(l.bdp_exact, 3), "bdp_seed_pkts": l.bdp_pkts,
             "base_rtt_ms": round(l.base_rtt_s * 1e3, 3), "bdp_with_wired_pkts": round(l.bdp_with_wired, 3),
             "packet_time_ms": round(l.packet_time_s * 1e3, 3),
@@ -271,7 +272,7 @@ def red_table() -> pd.DataFrame:
 
     Example:
         >>> red_table().query("config == 'REDok' and link == 'EDGE'")[["w_q", "max_p", "th_min", "th_max", "buffer_pkts"]].values.tolist()
-        [[0.2, 0.65, 3.0, 40.0, 50]]
+        [[0.2, 0.65, 3.0, 40.0, 50.0]]
     """
     rows = []
     for (cfg, name), r in RED_TABLE.items():
@@ -471,8 +472,8 @@ class StudyParams:
         block: replications per task (resumability and load-balancing granularity).
 
     Example:
-        >>> StudyParams(reps=4, links=["lte"]).n_runs()
-        64
+        >>> StudyParams(reps=4, links=["lte"]).n_runs()   # 4 buffers x 4 flow counts x 4 variants x 4
+        256
     """
 
     reps: int = 100
@@ -664,16 +665,15 @@ def run(
 
 def collect(store: TaskStore, tasks: list[BlockTask]) -> dict[str, pd.DataFrame]:
     """The finished tasks' tables concatenated in report order: ``flows``, ``runs``, ``owd``."""
+    # Tasks in report order; a task's rows are already ordered by replication, variant
+    # (VARIANTS order) and flow or packet, so the concatenation is in report order.
+    ordered = sorted(tasks, key=lambda t: (_LINK_ORDER.index(t.spec["link"]), _BUFFER_ORDER.index(t.spec["buffer"]),
+                                           t.spec["n_flows"], t.spec["reps"][0]))
     out: dict[str, pd.DataFrame] = {}
-    for name, extra in (("flows", ["flow"]), ("runs", []), ("owd", [])):
-        parts = [store.read(t.key, name) for t in tasks]
+    for name in ("flows", "runs", "owd"):
+        parts = [store.read(t.key, name) for t in ordered]
         parts = [p for p in parts if len(p)]
-        df = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=RUN)
-        if name == "owd":  # keep packet order within a run; sort runs only
-            df = _sort(df.assign(_i=np.arange(len(df))), ["_i"]).drop(columns="_i") if len(df) else df
-        else:
-            df = _sort(df, extra)
-        out[name] = df
+        out[name] = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=RUN)
     return out
 
 
@@ -1011,7 +1011,7 @@ def evaluate_findings(rm: pd.DataFrame, params: StudyParams) -> dict[str, Any]:
     # F5 ------------------------------------------------------------------------------
     checks = []
     cases = [c for c in (("edge", 1), ("hspa", 6)) if c[0] in set(rm["link"])]
-    if cases:
+    if cases and "owd_max_s" in rm:
         sub = rm[rm.apply(lambda r: (r["link"], r["n_flows"]) in cases, axis=1) & (rm["irto_s"] == 3.0)]
         case_text = " and ".join(f"{LINKS[l].label} {n}+{n}" for l, n in cases)
         for cid, buf, label in (("F5a", "redok", "REDok"), ("F5b", "red", "RED")):

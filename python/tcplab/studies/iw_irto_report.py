@@ -21,7 +21,7 @@ set-up (BDP arithmetic, buffers), the findings and a summary table.
 
 Example:
     >>> xs, ps = ecdf_points(np.arange(10_000.0), max_points=100)
-    >>> len(xs) <= 100, xs[-1], ps[-1]
+    >>> len(xs) <= 100, float(xs[-1]), float(ps[-1])
     (True, 9999.0, 1.0)
 """
 
