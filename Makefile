@@ -43,7 +43,7 @@ test-python: install
 
 bench: install
 	cargo bench -p tcplab-core --bench engine
-	$(BIN)/python -c "import tcplab._core as c; [print(c.bench(n)) for n in c.bench_scenarios()]"
+	$(BIN)/tcplab bench
 
 clean:
 	rm -rf $(VENV) target

@@ -89,3 +89,23 @@ def test_random_toml_exit_2_without_output(tmp_path: Path, capsys, doc: list[str
     captured = capsys.readouterr()
     assert code == 2 and captured.out == "" and captured.err.startswith("error: "), (code, captured)
     assert not out.exists()
+
+
+def test_bench_json_prints_one_object_per_scenario_with_the_documented_keys() -> None:
+    import json
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "tcplab.cli", "bench", "--json", "--scenario", "dumbbell-10x100M-60s"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    assert len(lines) == 1
+    row = json.loads(lines[0])
+    keys = {"scenario", "wall_s", "sim_s", "events", "events_per_s", "bottleneck_pkts", "bottleneck_pkts_per_s",
+            "drops", "peak_rss_mb"}
+    assert keys <= set(row)
+    assert row["scenario"] == "dumbbell-10x100M-60s" and 59.9 < row["sim_s"] <= 60.0
+    # The bottleneck is 100 Mbit/s for 60 s: at most 100e6 * 60 / 8 / 1500 = 500,000 packets.
+    assert 450_000 < row["bottleneck_pkts"] <= 500_000
+    assert row["peak_rss_mb"] is None or row["peak_rss_mb"] < 100

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any, Sequence
@@ -112,6 +113,15 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("dir", type=Path, metavar="DIR", help="results directory")
     rp.add_argument("--out", type=Path, default=None, metavar="FILE",
                     help="where to write the report (default: DIR/report.html)")
+
+    b = sub.add_parser("bench", help="run the standard performance scenarios",
+                       description="Run the standard benchmark scenarios and report wall seconds (the simulation "
+                                   "alone), events/s, bottleneck packets per wall-second, drops and peak RSS.")
+    b.add_argument("--json", action="store_true",
+                   help="one JSON object per line with keys scenario, wall_s, sim_s, events, events_per_s, "
+                        "bottleneck_pkts, bottleneck_pkts_per_s, drops, peak_rss_mb (default: a table)")
+    b.add_argument("--scenario", action="append", default=None, metavar="NAME",
+                   help="run only this scenario (repeatable; default: all of them)")
     return p
 
 
@@ -162,7 +172,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as e:  # --help/--version (0) or a usage error (2)
         return int(e.code) if isinstance(e.code, int) else EXIT_BAD_INPUT
     handler = {"run": _cmd_run, "sweep": _cmd_sweep, "study": _cmd_study, "check": _cmd_check, "list": _cmd_list,
-               "report": _cmd_report}
+               "report": _cmd_report, "bench": _cmd_bench}
     try:
         return handler[args.command](args)
     except ScenarioError as e:
@@ -413,6 +423,43 @@ def _cmd_list(args: argparse.Namespace) -> int:
     for key in ("link_presets", "studies"):
         if key not in reg:
             console.print(f"{titles[key]}: none registered in this build")
+    return EXIT_OK
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from tcplab import _core
+
+    known = list(_core.bench_scenarios())
+    names = args.scenario or known
+    for name in names:
+        if name not in known:
+            _err(f"--scenario: unknown benchmark scenario {name!r}; accepted: {', '.join(known)}")
+            return EXIT_BAD_INPUT
+    rows = []
+    for name in names:
+        # A fresh interpreter per scenario that imports only the extension (~11 MB),
+        # so peak_rss_mb measures the simulation, not this CLI's pandas and matplotlib.
+        code = "import sys, tcplab._core as c; print(c.bench(sys.argv[1]))"
+        proc = subprocess.run([sys.executable, "-c", code, name], capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            _err(f"benchmark {name!r} failed: {proc.stderr.strip()}")
+            return EXIT_RUN_FAILED
+        line = proc.stdout.strip()
+        if args.json:
+            print(line, flush=True)
+        rows.append(json.loads(line))
+    if not args.json:
+        from rich.console import Console
+        from rich.table import Table
+
+        t = Table(title="tcplab bench")
+        for col in ("scenario", "wall (s)", "simulated (s)", "events/s", "bottleneck pkts/s", "drops", "peak RSS (MB)"):
+            t.add_column(col, justify="right")
+        for r in rows:
+            rss = r["peak_rss_mb"]
+            t.add_row(r["scenario"], f"{r['wall_s']:.3f}", f"{r['sim_s']:.1f}", f"{r['events_per_s']:,.0f}",
+                      f"{r['bottleneck_pkts_per_s']:,.0f}", str(r["drops"]), "-" if rss is None else f"{rss:.1f}")
+        Console().print(t)
     return EXIT_OK
 
 
