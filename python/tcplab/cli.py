@@ -125,24 +125,24 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _seed(text: str) -> int:
+def _int_at_least(text: str, low: int, high: int | None = None) -> int:
+    """An integer argument in [low, high); argparse reports the ArgumentTypeError."""
     try:
         n = int(text, 10)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if not 0 <= n < 2**64:
-        raise argparse.ArgumentTypeError(f"seed must be in [0, 2^64), got {n}")
+    if n < low or (high is not None and n >= high):
+        bound = f"in [{low}, 2^64)" if high == 2**64 else f"at least {low}"
+        raise argparse.ArgumentTypeError(f"must be {bound}, got {n}")
     return n
+
+
+def _seed(text: str) -> int:
+    return _int_at_least(text, 0, 2**64)
 
 
 def _positive(text: str) -> int:
-    try:
-        n = int(text, 10)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
-    return n
+    return _int_at_least(text, 1)
 
 
 def _names(text: str) -> list[str]:

@@ -17,47 +17,46 @@ use serde_json::json;
 
 pub const SCENARIOS: [&str; 2] = ["dumbbell-10x100M-60s", "dumbbell-100x1G-10s"];
 
+/// A dumbbell of `pairs` bulk flows running `cc` with the `linux` profile (plus
+/// `tcp` overrides), a drop-tail bottleneck of `limit` packets, for `secs` seconds.
+#[allow(clippy::too_many_arguments)]
+fn bulk_dumbbell(
+    name: &str,
+    pairs: u32,
+    cc: &str,
+    tcp: serde_json::Value,
+    bottleneck_bps: u64,
+    limit: u32,
+    access_bps: u64,
+    secs: u64,
+) -> serde_json::Value {
+    let ms = 1_000_000u64;
+    let mut tcp_spec = json!({"profile": "linux"});
+    if let (Some(base), Some(extra)) = (tcp_spec.as_object_mut(), tcp.as_object()) {
+        base.extend(extra.clone());
+    }
+    let flows: Vec<_> = (0..pairs)
+        .map(|i| json!({"kind": "tcp", "src": format!("s{i}"), "dst": format!("d{i}"), "cc": {"name": cc}, "tcp": tcp_spec}))
+        .collect();
+    json!({
+        "name": name,
+        "duration": secs * 1_000 * ms,
+        "topology": {"kind": "dumbbell", "pairs": pairs,
+            "bottleneck": {"rate": bottleneck_bps, "delay": 20 * ms,
+                           "queue": {"kind": "drop_tail", "limit": {"packets": limit}}},
+            "sender_access": {"rate": access_bps, "delay": ms},
+            "receiver_access": {"rate": access_bps, "delay": ms}},
+        "flows": flows,
+    })
+}
+
 /// The named standard scenario.
 pub fn scenario(name: &str) -> Option<Scenario> {
-    let ms = 1_000_000u64;
     let v = match name {
-        "dumbbell-10x100M-60s" => {
-            let flows: Vec<_> = (0..10)
-                .map(|i| {
-                    json!({"kind": "tcp", "src": format!("s{i}"), "dst": format!("d{i}"),
-                           "cc": {"name": "reno"},
-                           "tcp": {"profile": "linux", "mss": 1448, "header_bytes": 52}})
-                })
-                .collect();
-            json!({
-                "name": name,
-                "duration": 60_000 * ms,
-                "topology": {"kind": "dumbbell", "pairs": 10,
-                    "bottleneck": {"rate": 100_000_000u64, "delay": 20 * ms,
-                                   "queue": {"kind": "drop_tail", "limit": {"packets": 367}}},
-                    "sender_access": {"rate": 1_000_000_000u64, "delay": ms},
-                    "receiver_access": {"rate": 1_000_000_000u64, "delay": ms}},
-                "flows": flows,
-            })
-        }
-        "dumbbell-100x1G-10s" => {
-            let flows: Vec<_> = (0..100)
-                .map(|i| {
-                    json!({"kind": "tcp", "src": format!("s{i}"), "dst": format!("d{i}"),
-                           "cc": {"name": "cubic"}, "tcp": {"profile": "linux"}})
-                })
-                .collect();
-            json!({
-                "name": name,
-                "duration": 10_000 * ms,
-                "topology": {"kind": "dumbbell", "pairs": 100,
-                    "bottleneck": {"rate": 1_000_000_000u64, "delay": 20 * ms,
-                                   "queue": {"kind": "drop_tail", "limit": {"packets": 3667}}},
-                    "sender_access": {"rate": 10_000_000_000u64, "delay": ms},
-                    "receiver_access": {"rate": 10_000_000_000u64, "delay": ms}},
-                "flows": flows,
-            })
-        }
+        "dumbbell-10x100M-60s" => bulk_dumbbell(
+            name, 10, "reno", json!({"mss": 1448, "header_bytes": 52}), 100_000_000, 367, 1_000_000_000, 60,
+        ),
+        "dumbbell-100x1G-10s" => bulk_dumbbell(name, 100, "cubic", json!({}), 1_000_000_000, 3667, 10_000_000_000, 10),
         _ => return None,
     };
     Some(serde_json::from_value(v).expect("built-in scenario is valid"))
