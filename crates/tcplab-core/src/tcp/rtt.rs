@@ -13,7 +13,8 @@
 //!
 //! Sampling: the sender times one segment per round trip (classic BSD and ns-2
 //! `rtt_active_`), which RFC 6298 §3 allows. Linux samples every ACK with its own
-//! RTTVAR (mdev) filter; that difference is documented in the `linux` profile.
+//! RTTVAR (mdev) filter; that difference is documented in the `linux` profile. The
+//! per-ACK samples congestion controls need are taken by the sender (`tcp::rate`).
 
 use crate::time::SimDuration;
 
@@ -21,8 +22,6 @@ use crate::time::SimDuration;
 pub struct RttEstimator {
     srtt: Option<SimDuration>,
     rttvar: SimDuration,
-    min_rtt: Option<SimDuration>,
-    latest: Option<SimDuration>,
     rto: SimDuration,
     min_rto: SimDuration,
     max_rto: SimDuration,
@@ -34,8 +33,6 @@ impl RttEstimator {
         RttEstimator {
             srtt: None,
             rttvar: SimDuration::ZERO,
-            min_rtt: None,
-            latest: None,
             rto: initial_rto.min(max_rto),
             min_rto,
             max_rto,
@@ -45,8 +42,6 @@ impl RttEstimator {
 
     /// Feeds one valid (Karn-clean) RTT sample.
     pub fn sample(&mut self, r: SimDuration) {
-        self.latest = Some(r);
-        self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
         match self.srtt {
             None => {
                 self.srtt = Some(r);
@@ -91,12 +86,6 @@ impl RttEstimator {
     }
     pub fn rttvar(&self) -> SimDuration {
         self.rttvar
-    }
-    pub fn min_rtt(&self) -> Option<SimDuration> {
-        self.min_rtt
-    }
-    pub fn latest(&self) -> Option<SimDuration> {
-        self.latest
     }
     pub fn backoffs(&self) -> u32 {
         self.backoffs
