@@ -22,6 +22,7 @@ from typing import Any, Sequence
 
 from tcplab import __version__, registry, units
 from tcplab.runner import TRACES, CoreRunError, core_has_run, run as run_scenario
+from tcplab.executor import check_scheduler
 from tcplab.scenario import Scenario, ScenarioError, _fmt_default, load
 
 __all__ = ["main", "build_parser"]
@@ -265,8 +266,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     if not core_has_run():
         _err("this build of the simulator core has no run() yet; rebuild the extension")
         return EXIT_RUN_FAILED
-    if args.scheduler is not None and not (args.scheduler == "dask:local" or args.scheduler.startswith("tcp://")):
-        _err(f"--scheduler: unknown address {args.scheduler!r}; accepted: tcp://HOST:PORT or dask:local")
+    if not _scheduler_ok(args.scheduler):
         return EXIT_BAD_INPUT
     out = args.out or Path("results") / Path(args.experiment).stem
     result = sweep(exp, out, jobs=args.jobs, scheduler=args.scheduler, progress=not args.no_progress)
@@ -276,6 +276,16 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         _err(f"{len(result.failures)} run(s) failed; see {out / 'manifest.json'}")
         return EXIT_RUN_FAILED
     return EXIT_OK
+
+
+def _scheduler_ok(scheduler: str | None) -> bool:
+    """Checks ``--scheduler`` with the executor's rule; reports a bad address."""
+    try:
+        check_scheduler(scheduler)
+    except ValueError:
+        _err(f"--scheduler: unknown address {scheduler!r}; accepted: tcp://HOST:PORT or dask:local")
+        return False
+    return True
 
 
 def _cmd_study(args: argparse.Namespace) -> int:
@@ -292,8 +302,7 @@ def _cmd_study(args: argparse.Namespace) -> int:
     if unknown:
         _err(f"--links: unknown link(s) {', '.join(unknown)} for study {study.name}; accepted: {', '.join(study.links)}")
         return EXIT_BAD_INPUT
-    if args.scheduler is not None and not (args.scheduler == "dask:local" or args.scheduler.startswith("tcp://")):
-        _err(f"--scheduler: unknown address {args.scheduler!r}; accepted: tcp://HOST:PORT or dask:local")
+    if not _scheduler_ok(args.scheduler):
         return EXIT_BAD_INPUT
     if args.reps is not None and args.reps < 2:
         _err(f"--reps: at least 2 replications are needed for confidence intervals, got {args.reps}")
