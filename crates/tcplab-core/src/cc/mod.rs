@@ -193,7 +193,7 @@ pub fn slow_start(w: &mut Window, acked: u64) -> u64 {
     let room = w.ssthresh.saturating_sub(w.cwnd);
     let grow = step.min(room);
     w.cwnd += grow;
-    if w.byte_counting { acked.saturating_sub(grow) } else if grow < step { step - grow } else { 0 }
+    if w.byte_counting { acked.saturating_sub(grow) } else { step.saturating_sub(grow) }
 }
 
 /// The common head of a loss-based `on_ack`: no growth unless the sender is

@@ -194,7 +194,7 @@ impl TcpSender {
     }
     /// Whether every data byte (and the FIN) is acknowledged.
     pub fn all_acked(&self) -> bool {
-        self.has_fin && self.snd_una >= self.data_end + 1
+        self.has_fin && self.snd_una > self.data_end
     }
 
     /// Opens the connection: sends the SYN.
