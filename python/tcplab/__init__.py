@@ -10,6 +10,13 @@ Example:
     >>> sc = tcplab.Scenario.from_toml(tcplab.scenario.EXAMPLE_TOML)
     >>> sc.to_core()["topology"]["bottleneck"]["delay"]
     70000000
+    >>> built = tcplab.Scenario(
+    ...     topology=tcplab.Dumbbell(bottleneck=tcplab.Link(preset="hspa"),
+    ...                              sender_access=tcplab.Access(rate="100Mbps", delay="11ms"),
+    ...                              receiver_access=tcplab.Access(rate="100Mbps", delay="1ms")),
+    ...     flows=[tcplab.TcpFlow(bytes="180kB")])
+    >>> built.to_core()["topology"]["bottleneck"]["rate"]
+    2000000
 """
 
 from __future__ import annotations
@@ -28,6 +35,10 @@ _LAZY = {
     "Scenario": "tcplab.scenario",
     "ScenarioError": "tcplab.scenario",
     "load": "tcplab.scenario",
+    **{name: "tcplab.scenario" for name in (
+        "Dumbbell", "Graph", "GraphLink", "Link", "Access", "DropTail", "Red", "Bernoulli", "Markov",
+        "TcpOptions", "CcOptions", "TcpFlow", "UdpFlow", "Interval", "Record",
+    )},
     "RunResult": "tcplab.results",
     "run": "tcplab.runner",
     "sweep": "tcplab.sweeps",
@@ -46,4 +57,4 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-__all__ = ["__version__", "Scenario", "ScenarioError", "load", "run", "RunResult", "sweep", "stats", "units", "scenario"]
+__all__ = ["__version__", *_LAZY, "stats", "units", "scenario"]

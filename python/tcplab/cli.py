@@ -23,7 +23,8 @@ from typing import Any, Sequence
 from tcplab import __version__, registry, units
 from tcplab.runner import TRACES, CoreRunError, core_has_run, run as run_scenario
 from tcplab.executor import check_scheduler
-from tcplab.scenario import Scenario, ScenarioError, _fmt_default, load
+from tcplab.scenario import Scenario, ScenarioError, load
+from tcplab.scenario.reference import _fmt_default
 
 __all__ = ["main", "build_parser"]
 
@@ -403,7 +404,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
     profiles = reg.get("tcp_profiles", [])
     if profiles:
-        from tcplab.scenario import _profile_value, _TCP_KINDS
+        from tcplab.scenario.tcp import TCP_KINDS as _TCP_KINDS, profile_value as _profile_value
 
         pt = Table(title="TCP profiles (\\[tcp] profile = ...; every knob can be overridden)")
         pt.add_column("knob")

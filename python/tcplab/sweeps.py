@@ -56,31 +56,15 @@ from tcplab import _core
 from tcplab.results import TABLES, RunResult, write_json_atomic, write_table_atomic
 from tcplab.executor import Progress, dispatch
 from tcplab.runner import run_core
-from tcplab.scenario import Scenario, ScenarioError, TomlLocator, _located, _near, parse_toml, read_text
+from tcplab.scenario import Scenario, ScenarioError, SweepTable, TomlLocator, parse_toml, read_text
+from tcplab.scenario import located as _located
+from tcplab.scenario.experiment import SWEEP_KEYS_TEXT
+from tcplab.scenario.reference import sweep_reference
 
 __all__ = ["Experiment", "Task", "SweepResult", "sweep", "load_experiment", "SWEEP_REFERENCE", "EXAMPLE_EXPERIMENT"]
 
-SWEEP_REFERENCE = '''\
-## Experiment files: `[sweep]`
-
-An experiment file is a scenario plus a `[sweep]` table. Every key other than the
-reserved ones below is a parameter: a dotted path into the scenario (quote it, or
-write it as a dotted key) mapped to the list of values it takes. The grid is the full
-product of the lists; each grid point runs `replications` times.
-
-| field | type | default | meaning |
-|---|---|---|---|
-| `replications` | integer; >= 1 | 1 | Runs per grid point. |
-| `seed` | integer; >= 0 | 0 | Replication r runs with seed `seed + r` at every grid point (common random numbers). |
-| any other key | list | | A parameter path (`"tcp.iw"`, `"topology.bottleneck.queue.limit"`, `"flows[0].bytes"`) and its values, written as in the scenario (with units). |
-
-```toml
-[sweep]
-replications = 2
-"tcp.iw" = [3, 10]
-"topology.bottleneck.queue.limit" = ["20pkt", "48pkt"]
-```
-'''
+#: The ``[sweep]`` section of docs/scenarios.md (generated from :class:`SweepTable`).
+SWEEP_REFERENCE = sweep_reference()
 
 EXAMPLE_EXPERIMENT = '''\
 [topology]
@@ -97,9 +81,6 @@ replications = 2
 "tcp.iw" = [3, 10]
 "topology.bottleneck.queue.limit" = ["20pkt", "48pkt"]
 '''
-
-_RESERVED = {"replications": "integer >= 1", "seed": "integer >= 0"}
-
 
 @dataclass(frozen=True)
 class Task:
@@ -139,7 +120,8 @@ class Experiment:
                 raise ScenarioError("sweep", "an experiment file needs a [sweep] table", accepted=SWEEP_KEYS_TEXT)
             if not isinstance(sweep_doc, dict):
                 raise ScenarioError("sweep", "must be a table", value=sweep_doc)
-            replications, seed, params = _read_sweep(sweep_doc)
+            table = SweepTable.from_table(sweep_doc)
+            replications, seed, params = table.replications, table.seed, table.params
         except ScenarioError as e:
             raise _located(e, text, file) from None
         exp = cls(base=doc, params=params, replications=replications, seed=seed, text=text, file=file)
@@ -192,42 +174,6 @@ class Experiment:
                 e.file, e.line = self.file, TomlLocator(self.text).line(f"sweep.{swept}")
                 raise e from None
             raise _located(e, self.text, self.file) from None
-
-
-SWEEP_KEYS_TEXT = "replications, seed, and parameter paths like \"tcp.iw\" = [3, 10]"
-
-
-def _read_sweep(doc: dict[str, Any]) -> tuple[int, int, dict[str, list[Any]]]:
-    replications, seed = 1, 0
-    params: dict[str, list[Any]] = {}
-    for key, value in _flatten(doc):
-        if key == "replications":
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ScenarioError("sweep.replications", "must be an integer >= 1", value=value)
-            replications = value
-        elif key == "seed":
-            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**63:
-                raise ScenarioError("sweep.seed", "must be an integer >= 0", value=value)
-            seed = value
-        else:
-            if not isinstance(value, list) or not value:
-                raise ScenarioError(
-                    f"sweep.{key}", "a swept parameter takes a non-empty list of values", value=value,
-                    accepted="a list like [3, 10]", suggestion=_near(key, _RESERVED),
-                )
-            params[key] = value
-    if not params:
-        raise ScenarioError("sweep", "names no parameter to sweep", accepted=SWEEP_KEYS_TEXT)
-    return replications, seed, params
-
-
-def _flatten(doc: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
-    for key, value in doc.items():
-        path = f"{prefix}.{key}" if prefix else str(key)
-        if isinstance(value, dict) and path not in _RESERVED:
-            yield from _flatten(value, path)
-        else:
-            yield path, value
 
 
 _INDEX = re.compile(r"^([^\[\]]*)((?:\[\d+\])*)$")

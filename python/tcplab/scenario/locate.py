@@ -1,0 +1,153 @@
+"""Files and line numbers: reading a scenario file and locating a field's line.
+
+``tomllib`` reports no line numbers for values, so :class:`TomlLocator` scans the
+source text once, tracking ``[table]`` and ``[[array]]`` headers (with their running
+indices) and ``key = value`` lines (dotted and quoted keys, keys of one-line inline
+tables), and maps each dotted path (``flows[1].tcp.iw``) to the line that set it. A
+path that was never written (a missing field) falls back to its nearest written
+parent, e.g. the ``[[flows]]`` header. Multi-line strings are skipped. The dotted paths
+are those of :class:`~tcplab.scenario.errors.ScenarioError`, which pydantic's ``loc``
+is translated to (errors.py), so every error gets its line.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from tcplab.scenario.errors import ScenarioError
+
+__all__ = ["TomlLocator", "parse_toml", "read_text", "located"]
+
+
+def parse_toml(text: str, file: str = "<string>") -> dict[str, Any]:
+    """``tomllib.loads`` with its error turned into a :class:`ScenarioError`.
+
+    Example:
+        >>> parse_toml("a = ", "x.toml")
+        Traceback (most recent call last):
+        ...
+        tcplab.scenario.ScenarioError: x.toml:1: not valid TOML: Invalid value (at end of document)
+    """
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        m = re.search(r"line (\d+)", str(e))
+        line = int(m.group(1)) if m else (text.count("\n") + 1 if "end of document" in str(e) else None)
+        raise ScenarioError("", f"not valid TOML: {e}", file=file, line=line) from None
+    except RecursionError:
+        raise ScenarioError("", "not valid TOML: nested too deeply", file=file) from None
+
+
+def read_text(path: str | Path) -> str:
+    """A file's text as UTF-8, with unreadable files as :class:`ScenarioError`."""
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as e:
+        raise ScenarioError("", f"cannot read the file: {e.strerror or e}", file=str(path)) from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw[: e.start].count(b"\n") + 1
+        raise ScenarioError("", f"not UTF-8 text (byte {e.start})", file=str(path), line=line) from None
+
+
+def located(e: ScenarioError, text: str, file: str) -> ScenarioError:
+    """Sets the error's ``file`` and, from the text, its ``line`` (in place)."""
+    e.file = file
+    if e.line is None:
+        e.line = TomlLocator(text).line(e.path)
+    return e
+
+_BARE_KEY = r"[A-Za-z0-9_-]+"
+_KEY_PART = rf"(?:{_BARE_KEY}|\"(?:[^\"\\]|\\.)*\"|'[^']*')"
+_DOTTED_KEY = rf"{_KEY_PART}(?:\s*\.\s*{_KEY_PART})*"
+_RE_ARRAY_HEADER = re.compile(rf"^\[\[\s*({_DOTTED_KEY})\s*\]\]")
+_RE_TABLE_HEADER = re.compile(rf"^\[\s*({_DOTTED_KEY})\s*\]")
+_RE_KEY_VALUE = re.compile(rf"^({_DOTTED_KEY})\s*=(.*)$")
+_RE_INLINE_KEY = re.compile(rf"({_BARE_KEY})\s*=")
+
+
+def _split_key(dotted: str) -> list[str]:
+    parts = re.findall(_KEY_PART, dotted)
+    return [p[1:-1] if p[:1] in "\"'" else p for p in parts]
+
+
+class TomlLocator:
+    """Maps dotted field paths to the source lines that set them (see module doc).
+
+    Example:
+        >>> loc = TomlLocator('[tcp]\\niw = 0\\n[[flows]]\\nsrc = "s0"\\n[[flows]]\\ntcp = { iw = 3 }\\n')
+        >>> loc.line("tcp.iw"), loc.line("flows[1].tcp.iw"), loc.line("flows[1].bytes")
+        (2, 6, 5)
+    """
+
+    def __init__(self, text: str) -> None:
+        self.paths: dict[str, int] = {}
+        arrays: dict[str, int] = {}
+        prefix = ""
+        in_multiline: str | None = None
+        for n, raw in enumerate(text.splitlines(), 1):
+            line = raw.strip()
+            if in_multiline is not None:
+                if line.count(in_multiline) % 2 == 1:
+                    in_multiline = None
+                continue
+            if not line or line.startswith("#"):
+                continue
+            m = _RE_ARRAY_HEADER.match(line)
+            if m:
+                p = self._resolve(_split_key(m.group(1))[:-1], arrays)
+                p = _join(p, _split_key(m.group(1))[-1])
+                arrays[p] = arrays.get(p, -1) + 1
+                prefix = f"{p}[{arrays[p]}]"
+                self.paths.setdefault(prefix, n)
+                self.paths.setdefault(p, n)
+                continue
+            m = _RE_TABLE_HEADER.match(line)
+            if m:
+                prefix = self._resolve(_split_key(m.group(1)), arrays)
+                self.paths.setdefault(prefix, n)
+                continue
+            m = _RE_KEY_VALUE.match(line)
+            if m:
+                full = prefix
+                for part in _split_key(m.group(1)):
+                    full = _join(full, part)
+                    self.paths.setdefault(full, n)
+                rest = m.group(2)
+                for quote in ('"""', "'''"):
+                    if rest.count(quote) % 2 == 1:
+                        in_multiline = quote
+                if rest.lstrip().startswith("{"):
+                    for km in _RE_INLINE_KEY.finditer(rest):
+                        self.paths.setdefault(_join(full, km.group(1)), n)
+
+    def _resolve(self, parts: list[str], arrays: dict[str, int]) -> str:
+        p = ""
+        for part in parts:
+            p = _join(p, part)
+            if p in arrays:
+                p = f"{p}[{arrays[p]}]"
+        return p
+
+    def line(self, path: str) -> int | None:
+        """The line that set ``path``, or of its nearest written parent, or None."""
+        p = path
+        while p:
+            if p in self.paths:
+                return self.paths[p]
+            stripped = re.sub(r"\[\d+\]$", "", p)
+            if stripped != p:
+                p = stripped
+                continue
+            if "." not in p:
+                break
+            p = p.rsplit(".", 1)[0]
+        return None
+
+
+def _join(prefix: str, part: str) -> str:
+    return f"{prefix}.{part}" if prefix else part

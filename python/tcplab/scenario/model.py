@@ -1,0 +1,318 @@
+"""The whole scenario: the top-level table, cross-table checks, and the core's JSON.
+
+:class:`Scenario` ties the tables together (topology, ``[tcp]``, ``[cc]``,
+``[[flows]]``, ``[record]``), checks what no single table can (flows name existing
+nodes, names are unique, ``[record]`` names existing links and flows, the core accepts
+every TCP configuration), expands flow groups and produces the resolved scenario of the
+core (``crates/tcplab-core/src/scenario.rs``) with :meth:`Scenario.to_core`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Optional
+
+import numpy as np
+import tomli_w
+from pydantic import model_validator
+
+from tcplab.scenario.base import Model, fld
+from tcplab.scenario.errors import ScenarioError, near
+from tcplab.scenario.flows import Flow, TcpFlow
+from tcplab.scenario.locate import located, parse_toml, read_text
+from tcplab.scenario.network import Access, DropTail, Dumbbell, Graph, Link, Topology, short_list  # noqa: F401 (doc examples)
+from tcplab.scenario.quantities import Time
+from tcplab.scenario.record import Record
+from tcplab.scenario.tcp import CcOptions, TcpOptions, check_tcp_resolves, merge_cc
+
+__all__ = ["Scenario", "load", "EXAMPLE_TOML"]
+
+EXAMPLE_TOML = '''\
+name = "hspa-iw10"
+
+[topology]
+kind = "dumbbell"
+pairs = 1
+bottleneck = { rate = "2Mbps", delay = "70ms", queue = { kind = "drop_tail", limit = "48pkt" } }
+sender_access = { rate = "100Mbps", delay = "11ms" }
+receiver_access = { rate = "100Mbps", delay = "1ms" }
+
+[tcp]
+profile = "ns2-sack"
+iw = 10
+
+[[flows]]
+bytes = "180kB"
+'''
+"""A small valid scenario, used in examples and docs."""
+
+
+def _pick(value: str | list[str] | None, j: int, default: str) -> str:
+    if value is None:
+        return default
+    if isinstance(value, str):
+        return value
+    return value[j % len(value)]
+
+
+class Scenario(Model):
+    """A whole experiment; see the package docstring and ``docs/scenarios.md``.
+
+    Build it from a file (:func:`load`, :meth:`from_toml`) or in Python:
+
+    Example:
+        >>> sc = Scenario(
+        ...     name="edge",
+        ...     topology=Dumbbell(bottleneck=Link(rate="160kbps", delay="250ms",
+        ...                                       queue=DropTail(limit="7pkt")),
+        ...                       sender_access=Access(rate="100Mbps", delay="11ms"),
+        ...                       receiver_access=Access(rate="100Mbps", delay="0ms")),
+        ...     tcp=TcpOptions(profile="ns2-sack", iw=10),
+        ...     flows=[TcpFlow(group="burst1", count=2, bytes_total="180kB")],
+        ... )
+        >>> [(f["name"], f["bytes"]) for f in sc.to_core()["flows"]]
+        [('burst1.0', 90000), ('burst1.1', 90000)]
+    """
+
+    name: str = fld("", "Scenario name, copied into the results.")
+    duration: Optional[Time] = fld(
+        None, "Stop time.", default_doc="when every finite flow has completed (at most `max_duration`)", ge=1
+    )
+    max_duration: Time = fld(3600 * 10**9, "Safety cap on simulated time when `duration` is unset.",
+                             default_doc='"3600s"', ge=1)
+    topology: Topology = fld(doc="The network.")
+    tcp: TcpOptions = fld(doc="Default TCP settings of every TCP flow.", factory=TcpOptions,
+                          default_doc="profile `linux`")
+    cc: CcOptions = fld(doc="Default congestion control of every TCP flow.", factory=CcOptions, default_doc="`reno`")
+    flows: list[Flow] = fld(doc="The flows and flow groups, as `[[flows]]` entries.")
+    record: Record = fld(doc="Time series to record.", factory=Record, default_doc="none")
+
+    # ---- validation across tables
+
+    @model_validator(mode="after")
+    def _tables_agree(self) -> "Scenario":
+        if not self.flows:
+            raise ScenarioError("flows", "at least one flow is required", accepted="one or more [[flows]] entries")
+        topo = self.topology
+        nodes = topo.node_names()
+        known = set(nodes)
+        names: dict[str, int] = {}
+        groups: set[str] = set()
+        for i, flow in enumerate(self.flows):
+            for end in ("src", "dst"):
+                value = getattr(flow, end)
+                if value is None:
+                    if isinstance(topo, Graph):
+                        raise ScenarioError(f"flows[{i}].{end}", "is required when the topology is a graph",
+                                            accepted=", ".join(nodes))
+                    continue
+                for j, node in enumerate([value] if isinstance(value, str) else value):
+                    if node not in known:
+                        where = f"flows[{i}].{end}" + ("" if isinstance(value, str) else f"[{j}]")
+                        raise ScenarioError(where, "unknown node", value=node, accepted=short_list(nodes),
+                                            suggestion=near(node, nodes))
+            for name, src, dst in self._endpoints(i, flow):
+                if name in names:
+                    raise ScenarioError(f"flows[{i}].name", f"duplicate flow name (also made by flows[{names[name]}])",
+                                        value=name)
+                names[name] = i
+                if src == dst:
+                    raise ScenarioError(f"flows[{i}].dst", "a flow cannot go from a node to itself", value=dst)
+            if flow.group:
+                groups.add(flow.group)
+            if flow.name and flow.count > 1:
+                groups.add(flow.name)
+        links = topo.link_names()
+        link_set = set(links)
+        for j, lk in enumerate(self.record.queue):
+            if lk != "*" and lk not in link_set:
+                raise ScenarioError(f"record.queue[{j}]", "unknown link", value=lk, accepted="\"*\", " + short_list(links),
+                                    suggestion=near(lk, links))
+        for j, fl in enumerate(self.record.owd):
+            if fl != "*" and fl not in names and fl not in groups:
+                options = sorted(groups) + list(names)
+                raise ScenarioError(f"record.owd[{j}]", "unknown flow or group", value=fl,
+                                    accepted="\"*\", " + short_list(options), suggestion=near(fl, options))
+        self._resolve_all_tcp()
+        return self
+
+    def _endpoints(self, i: int, flow: Any) -> list[tuple[str, str, str]]:
+        """(name, src, dst) of every flow entry ``i`` expands into."""
+        n = flow.count
+        pairs = self.topology.pairs if isinstance(self.topology, Dumbbell) else 1
+        first = self._first_index(i)
+        if n == 1:
+            names = [flow.name or f"flow{first}"]
+        else:
+            stem = flow.name or flow.group or f"flow{first}"
+            names = [f"{stem}.{j}" for j in range(n)]
+        return [(names[j], _pick(flow.src, j, f"s{j % pairs}"), _pick(flow.dst, j, f"d{j % pairs}")) for j in range(n)]
+
+    def _first_index(self, i: int) -> int:
+        return sum(f.count for f in self.flows[:i])
+
+    def _resolve_all_tcp(self) -> None:
+        base = self.tcp.to_core()
+        cache: dict[str, None] = {}
+        check_tcp_resolves(base, "tcp", cache, list(base))
+        for i, flow in enumerate(self.flows):
+            if isinstance(flow, TcpFlow) and flow.tcp is not None:
+                over = flow.tcp.to_core()
+                check_tcp_resolves({**base, **over}, f"flows[{i}].tcp", cache, list(over), base_keys=list(base))
+
+    def validate(self) -> "Scenario":  # type: ignore[override]
+        """Re-checks every field (after in-place edits) and normalises them in place.
+
+        Raises :class:`ScenarioError`; returns ``self`` so calls can be chained.
+
+        Example:
+            >>> sc = Scenario.from_toml(EXAMPLE_TOML)
+            >>> sc.tcp.iw = 0
+            >>> sc.validate()
+            Traceback (most recent call last):
+            ...
+            tcplab.scenario.ScenarioError: tcp.iw: the initial window must be at least 1 segment; got 0; accepted: an integer number of segments >= 1, or "rfc3390"
+        """
+        fresh = self.revalidated()
+        for name in type(self).model_fields:
+            object.__setattr__(self, name, getattr(fresh, name))
+        return self
+
+    # ---- conversions
+
+    def expand_flows(self, seed: int = 0) -> list[dict[str, Any]]:
+        """The flows as the core sees them: groups expanded, TCP and CC resolved.
+
+        Start jitter is drawn from ``numpy.random.default_rng([seed, entry, 0x5A])``, so
+        it depends only on the seed and the entry's position (common random numbers).
+
+        Example:
+            >>> sc = Scenario.from_toml(EXAMPLE_TOML)
+            >>> [(f["name"], f["src"], f["start"]) for f in sc.expand_flows()]
+            [('flow0', 's0', 0)]
+        """
+        out: list[dict[str, Any]] = []
+        base_tcp = self.tcp.to_core()
+        for i, flow in enumerate(self.flows):
+            n = flow.count
+            jitter = int(flow.start_jitter)
+            offsets = (
+                np.random.default_rng([seed, i, 0x5A]).integers(0, jitter, size=n, endpoint=True).tolist()
+                if jitter > 0
+                else [0] * n
+            )
+            stop = None if flow.stop is None else int(flow.stop)
+            if isinstance(flow, TcpFlow):
+                sizes = flow.sizes()
+                tcp = {**base_tcp, **(flow.tcp.to_core() if flow.tcp is not None else {})}
+                cc = merge_cc(self.cc, flow.cc)
+            else:
+                interval = flow.interval.to_core()
+            for j, (name, src, dst) in enumerate(self._endpoints(i, flow)):
+                common = {
+                    "name": name, "group": flow.group, "src": src, "dst": dst,
+                    "start": int(flow.start) + j * int(flow.start_spacing) + int(offsets[j]), "stop": stop,
+                }
+                if isinstance(flow, TcpFlow):
+                    out.append({"kind": "tcp", **common, "bytes": sizes[j], "cc": dict(cc, params=dict(cc["params"])),
+                                "tcp": dict(tcp)})
+                else:
+                    out.append({"kind": "udp", **common, "packet_bytes": int(flow.packet_size),
+                                "interval": dict(interval)})
+        return out
+
+    def to_core(self, seed: int = 0) -> dict[str, Any]:
+        """The resolved scenario in the core's serde schema (scenario.rs), as a dict.
+
+        ``seed`` only matters for flows with ``start_jitter``.
+
+        Example:
+            >>> core = Scenario.from_toml(EXAMPLE_TOML).to_core()
+            >>> sorted(core)
+            ['duration', 'flows', 'max_duration', 'name', 'record', 'topology']
+        """
+        self.validate()
+        flows = self.expand_flows(seed)
+        links = self.topology.link_names()
+        rec = self.record
+        queue = links if "*" in rec.queue else list(dict.fromkeys(rec.queue))
+        owd: list[str] = []
+        if "*" in rec.owd:
+            owd = ["*"]
+        else:
+            for sel in rec.owd:
+                owd += [
+                    f["name"] for f in flows
+                    if sel in (f["name"], f["group"]) or f["name"].rsplit(".", 1)[0] == sel
+                ]
+            owd = list(dict.fromkeys(owd))
+        return {
+            "name": self.name,
+            "topology": self.topology.to_core(),
+            "flows": flows,
+            "duration": None if self.duration is None else int(self.duration),
+            "max_duration": int(self.max_duration),
+            "record": {
+                "cwnd": rec.cwnd,
+                "queue": queue,
+                "owd": owd,
+                "drops": rec.drops,
+                "busy_sample_interval": None if rec.busy_sample_interval is None else int(rec.busy_sample_interval),
+            },
+        }
+
+    def to_core_json(self, seed: int = 0) -> str:
+        """:meth:`to_core` as canonical JSON (sorted keys), as ``_core.run`` takes it."""
+        return json.dumps(self.to_core(seed), sort_keys=True, separators=(",", ":"))
+
+    def to_toml(self) -> str:
+        """The scenario as a TOML document that :meth:`from_toml` reads back equal.
+
+        Example:
+            >>> sc = Scenario.from_toml(EXAMPLE_TOML)
+            >>> Scenario.from_toml(sc.to_toml()) == sc
+            True
+        """
+        return tomli_w.dumps(self.to_dict())
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Scenario":
+        """Builds and validates a scenario from a parsed TOML document (strict units)."""
+        sc: Scenario = cls.from_document(data)
+        return sc
+
+    @classmethod
+    def from_toml(cls, text: str, file: str = "<string>") -> "Scenario":
+        """Parses and validates TOML text; errors name ``file`` and the line.
+
+        Example:
+            >>> Scenario.from_toml('name = 3')
+            Traceback (most recent call last):
+            ...
+            tcplab.scenario.ScenarioError: <string>:1: name: must be a string; got 3
+        """
+        data = parse_toml(text, file)
+        if "sweep" in data:
+            raise located(
+                ScenarioError("sweep", "a [sweep] table belongs in an experiment file; run it with `tcplab sweep`"),
+                text, file,
+            )
+        try:
+            return cls.from_dict(data)
+        except ScenarioError as e:
+            raise located(e, text, file) from None
+
+    @classmethod
+    def load(cls, path: str | Path) -> "Scenario":
+        """Reads and validates a scenario file (see :func:`load`)."""
+        return load(path)
+
+
+def load(path: str | Path) -> Scenario:
+    """Reads a scenario file, validating it completely.
+
+    Errors are :class:`ScenarioError` with ``file`` and ``line`` set.
+    """
+    text = read_text(path)
+    return Scenario.from_toml(text, str(path))

@@ -1,0 +1,153 @@
+"""The published JSON Schema of scenario and experiment files, for editors.
+
+``tcplab schema`` prints it and ``schema/scenario.schema.json`` is a checked-in copy (a
+test fails when they drift). With Taplo / Even Better TOML (a ``#:schema`` directive at
+the top of a file, or ``.taplo.toml``), an editor then completes keys, shows each
+field's meaning, unit, range and default on hover, and underlines bad fields.
+
+The schema describes the **file** form: quantities are strings with units (the Python
+API's integers in base units are not part of it). It is pydantic's
+``model_json_schema`` of :class:`~tcplab.scenario.Scenario`, post-processed for TOML:
+``null`` alternatives removed (TOML has no null: leaving a key out means "unset"),
+defaults written as in TOML, the ``kind`` tag required where the file must give it,
+each description extended with the type, range and default of the reference
+(reference.py), and an optional ``[sweep]`` table (experiment files).
+
+Example:
+    >>> s = json_schema()
+    >>> s["properties"]["topology"]["oneOf"][0]["$ref"]
+    '#/$defs/Dumbbell'
+    >>> "kind" in s["$defs"]["UdpFlow"]["required"], "kind" in s["$defs"]["TcpFlow"].get("required", [])
+    (True, False)
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel
+
+from tcplab.scenario.model import Scenario
+from tcplab.scenario.reference import field_default_text, field_type_text, toml_default
+from tcplab.scenario.experiment import SweepTable
+
+__all__ = ["json_schema", "json_schema_text", "SCHEMA_ID"]
+
+SCHEMA_ID = "https://tcplab.dev/schema/scenario.schema.json"
+#: The ``[[flows]]`` variant a missing ``kind`` selects.
+_DEFAULT_TAGGED = {"TcpFlow"}
+
+
+def _models(root: type[BaseModel]) -> dict[str, type[BaseModel]]:
+    """Every model reachable from ``root``, by class name (the schema's ``$defs`` keys)."""
+    import typing
+
+    from tcplab.scenario.errors import _unwrap
+
+    seen: dict[str, type[BaseModel]] = {}
+
+    def visit(tp: Any) -> None:
+        tp, _ = _unwrap(tp)
+        if isinstance(tp, type) and issubclass(tp, BaseModel):
+            if tp.__name__ in seen:
+                return
+            seen[tp.__name__] = tp
+            for info in tp.model_fields.values():
+                visit(info.rebuild_annotation())
+            return
+        for arg in typing.get_args(tp):
+            visit(arg)
+
+    visit(root)
+    return seen
+
+
+def _drop_null(node: Any) -> Any:
+    """Removes ``null`` alternatives everywhere (TOML has no null)."""
+    if isinstance(node, list):
+        return [_drop_null(x) for x in node]
+    if not isinstance(node, dict):
+        return node
+    node = {k: _drop_null(v) for k, v in node.items()}
+    for key in ("anyOf", "oneOf"):
+        alts = node.get(key)
+        if isinstance(alts, list):
+            kept = [a for a in alts if a != {"type": "null"}]
+            if len(kept) != len(alts):
+                if len(kept) == 1:
+                    node.pop(key)
+                    merged = dict(kept[0])
+                    merged.update(node)
+                    node = merged
+                else:
+                    node[key] = kept
+    node.pop("ge", None)
+    node.pop("le", None)
+    return node
+
+
+def _describe(model: type[BaseModel], props: dict[str, Any]) -> None:
+    for name, info in model.model_fields.items():
+        key = info.alias or name
+        prop = props.get(key)
+        if prop is None:
+            continue
+        if name == "kind":
+            prop["description"] = f"Selects this table's variant: `{info.default}`."
+            continue
+        prop.pop("x-default-doc", None)
+        prop.pop("x-unit", None)
+        parts = [info.description or "", f"Type: {field_type_text(info)}.", f"Default: {field_default_text(info)}."]
+        prop["description"] = "\n\n".join(p for p in parts if p)
+        prop.pop("default", None)
+        if not info.is_required():
+            value = toml_default(info)
+            if value is not None and value != {} and value != []:
+                prop["default"] = value
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of scenario and experiment files."""
+    schema = Scenario.model_json_schema(by_alias=True, mode="validation")
+    schema = _drop_null(schema)
+    defs = schema.setdefault("$defs", {})
+    models = _models(Scenario)
+    for name, model in models.items():
+        target = schema if model is Scenario else defs.get(name)
+        if target is None:
+            continue
+        _describe(model, target.get("properties", {}))
+        if "kind" in model.model_fields and name not in _DEFAULT_TAGGED:
+            req = target.setdefault("required", [])
+            if "kind" not in req:
+                req.insert(0, "kind")
+    sweep = SweepTable.model_fields
+    defs["SweepValues"] = {
+        "anyOf": [
+            {"type": "array", "minItems": 1},
+            {"type": "object", "additionalProperties": {"$ref": "#/$defs/SweepValues"}},
+        ]
+    }
+    schema["properties"]["sweep"] = {
+        "type": "object",
+        "description": "Experiment files only (`tcplab sweep`): the grid and its replications. Every key other "
+        "than `replications` and `seed` is a parameter path into the scenario mapped to its values.",
+        "properties": {
+            "replications": {"type": "integer", "minimum": 1, "default": 1, "description": sweep["replications"].description},
+            "seed": {"type": "integer", "minimum": 0, "default": 0, "description": sweep["seed"].description},
+        },
+        "additionalProperties": {"$ref": "#/$defs/SweepValues"},
+    }
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["$id"] = SCHEMA_ID
+    schema["title"] = "tcplab scenario"
+    schema["description"] = (
+        "A tcplab scenario file (tcplab run) or experiment file (tcplab sweep). Reference: docs/scenarios.md."
+    )
+    return schema
+
+
+def json_schema_text() -> str:
+    """:func:`json_schema` as the checked-in file's text (sorted keys, 2-space indent)."""
+    return json.dumps(json_schema(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
