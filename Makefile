@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: all install browser demo test test-rust test-python bench clean
+.PHONY: all install browser tools demo test test-rust test-python bench clean
 
 all: install
 
@@ -25,7 +25,7 @@ install: $(BIN)/maturin
 demo: install
 	$(BIN)/tcplab study iw-irto --reps 20 --out results/demo
 
-test: install browser test-rust test-python
+test: install browser tools test-rust test-python
 
 # The report test renders report.html in headless Chromium; install Debian's package
 # where the machine allows (root + apt), otherwise that one test skips with a reason.
@@ -34,6 +34,15 @@ browser:
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) ; } || \
 	  echo "chromium not installed: the report rendering test will be skipped"
 
+# Taplo's CLI (the TOML toolkit behind Even Better TOML) checks examples/ against the
+# published JSON Schema (tests/test_schema.py); installed from npm into .tools where
+# npm exists, otherwise that test skips with the reason.
+TAPLO_VERSION := 0.7.0
+tools:
+	@if command -v npm >/dev/null 2>&1; then \
+	  [ -x .tools/node_modules/.bin/taplo ] || npm install --silent --no-audit --no-fund --prefix .tools @taplo/cli@$(TAPLO_VERSION) >/dev/null || \
+	  echo "npm could not install @taplo/cli: the schema check with Taplo will be skipped"; \
+	else echo "npm not found: the schema check with Taplo will be skipped"; fi
 
 test-rust:
 	cargo test -p tcplab-core --profile ci
@@ -46,4 +55,4 @@ bench: install
 	$(BIN)/tcplab bench
 
 clean:
-	rm -rf $(VENV) target
+	rm -rf $(VENV) target .tools

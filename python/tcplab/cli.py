@@ -1,8 +1,11 @@
 """The ``tcplab`` command (SPEC.md, "CLI"): run, sweep, study, check, list, report.
 
-Exit codes: 0 ok; 1 a run failed; 2 bad input (an invalid scenario, experiment or
-option). Input is validated completely before anything runs or is written, so bad
-input leaves no partial output.
+Exit codes: 0 ok; 1 a run failed, or writing its results failed (an OS error such as
+permission denied or a full disk, reported in one line with the path and the reason);
+2 bad input (an invalid scenario, experiment or option, or an output directory that
+cannot be created or written). Input and output directories are checked completely
+before anything runs or is written, so bad input leaves no partial output; sweeps and
+studies keep every finished run and resume when re-run.
 
 Example:
     >>> main(["list", "--json"]) == 0  # doctest: +ELLIPSIS
@@ -23,6 +26,7 @@ from typing import Any, Sequence
 from tcplab import __version__, registry, units
 from tcplab.runner import TRACES, CoreRunError, core_has_run, run as run_scenario
 from tcplab.executor import check_scheduler
+from tcplab.outputs import OutputError, check_output_dir, describe_os_error
 from tcplab.scenario import Scenario, ScenarioError, load
 from tcplab.scenario.reference import _fmt_default
 
@@ -116,6 +120,11 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--out", type=Path, default=None, metavar="FILE",
                     help="where to write the report (default: DIR/report.html)")
 
+    sub.add_parser("schema", help="print the JSON Schema of scenario files (for editors)",
+                        description="Print the JSON Schema of scenario and experiment files. Save it and point "
+                                    "Taplo / Even Better TOML at it for completion, hover docs and checks as you "
+                                    "type (see the README); schema/scenario.schema.json is the same file.")
+
     b = sub.add_parser("bench", help="run the standard performance scenarios",
                        description="Run the standard benchmark scenarios and report wall seconds (the simulation "
                                    "alone), events/s, bottleneck packets per wall-second, drops and peak RSS.")
@@ -174,16 +183,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as e:  # --help/--version (0) or a usage error (2)
         return int(e.code) if isinstance(e.code, int) else EXIT_BAD_INPUT
     handler = {"run": _cmd_run, "sweep": _cmd_sweep, "study": _cmd_study, "check": _cmd_check, "list": _cmd_list,
-               "report": _cmd_report, "bench": _cmd_bench}
+               "report": _cmd_report, "bench": _cmd_bench, "schema": _cmd_schema}
     try:
         return handler[args.command](args)
-    except ScenarioError as e:
+    except (ScenarioError, OutputError) as e:
         _err(str(e))
         return EXIT_BAD_INPUT
+    except OSError as e:  # writing results failed after the checks (disk full, permissions, ...)
+        _err(f"cannot write the results: {describe_os_error(e)}")
+        return EXIT_RUN_FAILED
+
+
+def _cmd_schema(args: argparse.Namespace) -> int:
+    from tcplab.scenario import json_schema_text
+
+    sys.stdout.write(json_schema_text())
+    return EXIT_OK
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
     sc = load(args.scenario)  # validates fully before anything runs or is written
+    if args.out is not None:
+        check_output_dir(args.out)
     if not core_has_run():
         _err("this build of the simulator core has no run() yet; rebuild the extension")
         return EXIT_RUN_FAILED
@@ -270,6 +291,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     if not _scheduler_ok(args.scheduler):
         return EXIT_BAD_INPUT
     out = args.out or Path("results") / Path(args.experiment).stem
+    check_output_dir(out)
     result = sweep(exp, out, jobs=args.jobs, scheduler=args.scheduler, progress=not args.no_progress)
     total = result.ran + result.skipped
     print(f"{total - len(result.failures)}/{total} runs finished ({result.skipped} resumed); results in {out}")
@@ -324,6 +346,7 @@ def _cmd_study(args: argparse.Namespace) -> int:
         _err("this build of the simulator core has no run() yet; rebuild the extension")
         return EXIT_RUN_FAILED
     out = args.out or Path("results") / study.name
+    check_output_dir(out)
     try:
         result = study.run(out, reps=args.reps, links=links, jobs=args.jobs, scheduler=args.scheduler,
                            progress=not args.no_progress, **params)
@@ -476,6 +499,10 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 def _cmd_report(args: argparse.Namespace) -> int:
     from tcplab.report import ReportError, write_report
 
+    if Path(args.dir).is_dir():
+        check_output_dir(args.dir, option="DIR")  # figures are written into DIR/figures
+    if args.out is not None:
+        check_output_dir(Path(args.out).parent, option="--out")
     try:
         path = write_report(args.dir, args.out)
     except ReportError as e:

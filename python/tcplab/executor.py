@@ -75,12 +75,16 @@ def dispatch(
     ctx = multiprocessing.get_context("spawn")
     with cf.ProcessPoolExecutor(max_workers=min(jobs, len(items)), mp_context=ctx) as pool:
         futures = {pool.submit(fn, *args(item)): item for item in items}
-        for fut in cf.as_completed(futures):
-            item = futures[fut]
-            try:
-                yield item, fut.result(), None
-            except Exception as e:
-                yield item, None, f"{type(e).__name__}: {e}"
+        try:
+            for fut in cf.as_completed(futures):
+                item = futures[fut]
+                try:
+                    yield item, fut.result(), None
+                except Exception as e:
+                    yield item, None, f"{type(e).__name__}: {e}"
+        finally:  # the consumer stopped early (e.g. its results cannot be written): drop queued runs
+            for fut in futures:
+                fut.cancel()
 
 
 def _dispatch_dask(

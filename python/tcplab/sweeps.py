@@ -406,6 +406,8 @@ def sweep(
                 assert doc is not None
                 try:
                     _store_run(runs_dir, task, doc)
+                except OSError:  # the results directory cannot be written: stop; finished runs stay
+                    raise
                 except Exception as e:  # a malformed result document is a failed run
                     failed(task, f"{type(e).__name__}: {e}")
             bar.advance()
