@@ -314,3 +314,59 @@ def test_red_and_markov_errors_name_the_field(edit: tuple[str, str], field: str,
     with pytest.raises(ScenarioError) as e:
         Scenario.from_toml(RED_MARKOV.replace(*edit))
     assert field in str(e.value) and needle in str(e.value)
+
+
+from tcplab.scenario import Bernoulli, Markov, Red  # noqa: E402
+
+queues = st.one_of(
+    st.none(),
+    st.builds(DropTail, limit=st.tuples(st.just("packets"), st.integers(1, 10**4)),
+              count_in_service=st.booleans()),
+    st.builds(DropTail, limit=st.tuples(st.just("bytes"), st.integers(1, 10**7)),
+              semantics=st.sampled_from([None, "byte_strict", "byte_loose"])),
+    st.builds(Red, limit=st.tuples(st.just("packets"), st.integers(1, 500)), q_weight=st.floats(0, 1),
+              min_th=st.just(3.0), max_th=st.floats(4, 100), max_p=st.floats(0, 1), gentle=st.booleans(),
+              mean_pktsize=st.integers(1, 9000)),
+)
+errors = st.one_of(
+    st.none(),
+    st.builds(Bernoulli, per=st.floats(0, 1)),
+    st.builds(Markov, form=st.just("preset"), name=st.sampled_from(["low", "medium", "high", "vhigh", "huge"])),
+    st.builds(Markov, form=st.just("sojourn"), mean_good=st.integers(1, 10**10), mean_bad=st.integers(1, 10**9),
+              loss_bad=st.floats(0, 1)),
+)
+graph_links = st.lists(st.tuples(st.integers(1, 10**10), st.integers(0, 10**9), queues, errors), min_size=2, max_size=2)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    links=graph_links,
+    udp_mean=st.integers(1, 10**9),
+    sigma=st.integers(0, 10**7),
+    size=st.integers(1, 65535),
+    cc=st.sampled_from(["reno", "cubic", "bbr"]),
+    record=st.builds(Record, cwnd=st.booleans(), drops=st.booleans(), queue=st.sampled_from([[], ["*"], ["ab"]]),
+                     busy_sample_interval=st.one_of(st.none(), st.integers(1, 10**10))),
+    duration=st.one_of(st.none(), st.integers(1, 10**12)),
+)
+def test_round_trip_property_every_table_kind(links, udp_mean: int, sigma: int, size: int, cc: str, record, duration) -> None:
+    """Model -> TOML -> model is the identity, for graphs, RED, Markov, UDP flows and [record]."""
+    (r1, d1, q1, e1), (r2, d2, q2, e2) = links
+    sc = Scenario(
+        name="property",
+        duration=duration,
+        topology=Graph(nodes=["a", "b"], links=[
+            GraphLink(name="ab", from_="a", to="b", rate=r1, delay=d1, queue=q1, error=e1),
+            GraphLink(name="ba", from_="b", to="a", rate=r2, delay=d2, queue=q2, error=e2),
+        ]),
+        cc=CcOptions(name=cc),
+        flows=[
+            TcpFlow(src="a", dst="b", bytes="1MB", tcp=TcpOptions(sack=False, min_rto="200ms")),
+            UdpFlow(src=["a", "b"], dst=["b", "a"], count=2, packet_size=size,
+                    interval=Interval(dist="normal", mean=udp_mean, sigma=sigma)),
+        ],
+        record=record,
+    )
+    again = Scenario.from_toml(sc.to_toml())
+    assert again == sc
+    assert again.to_core() == sc.to_core()

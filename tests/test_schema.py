@@ -44,7 +44,7 @@ def _taplo() -> str | None:
 
 def _lint(taplo: str, files: list[Path]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [taplo, "lint", "--colors", "never", "--schema", SCHEMA.as_uri(), *map(str, files)],
+        [taplo, "lint", "--no-auto-config", "--colors", "never", "--schema", SCHEMA.as_uri(), *map(str, files)],
         capture_output=True, text=True, timeout=120, check=False,
     )
 
@@ -67,3 +67,13 @@ def test_taplo_accepts_every_example_and_rejects_a_broken_copy(tmp_path: Path) -
     misspelt.write_text(text + "\n[cc]\nnmae = \"reno\"\n")  # an unknown key
     bad = _lint(taplo, [misspelt])
     assert bad.returncode != 0 and "'nmae' was unexpected" in bad.stderr
+
+
+def test_the_projects_taplo_config_maps_examples_to_the_schema() -> None:
+    taplo = _taplo()
+    if taplo is None:
+        pytest.skip("Taplo's CLI is not installed (`make tools` installs @taplo/cli with npm)")
+    proc = subprocess.run([taplo, "lint", "--colors", "never"], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert f"found files total={len(EXAMPLES)}" in proc.stderr
