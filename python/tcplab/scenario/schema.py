@@ -9,14 +9,16 @@ The schema describes the **file** form: quantities are strings with units (the P
 API's integers in base units are not part of it). It is pydantic's
 ``model_json_schema`` of :class:`~tcplab.scenario.Scenario`, post-processed for TOML:
 ``null`` alternatives removed (TOML has no null: leaving a key out means "unset"),
+``kind``-tagged unions written as ``if kind = X then X`` (so an editor flags the bad
+field, not the whole table),
 defaults written as in TOML, the ``kind`` tag required where the file must give it,
 each description extended with the type, range and default of the reference
 (reference.py), and an optional ``[sweep]`` table (experiment files).
 
 Example:
     >>> s = json_schema()
-    >>> s["properties"]["topology"]["oneOf"][0]["$ref"]
-    '#/$defs/Dumbbell'
+    >>> s["properties"]["topology"]["allOf"][0]
+    {'if': {'properties': {'kind': {'const': 'dumbbell'}}, 'required': ['kind']}, 'then': {'$ref': '#/$defs/Dumbbell'}}
     >>> "kind" in s["$defs"]["UdpFlow"]["required"], "kind" in s["$defs"]["TcpFlow"].get("required", [])
     (True, False)
 """
@@ -87,6 +89,41 @@ def _drop_null(node: Any) -> Any:
     return node
 
 
+def _by_kind(node: Any, defs: dict[str, Any]) -> Any:
+    """Rewrites ``oneOf`` over ``kind``-tagged tables as ``if kind = X then X's schema``.
+
+    With ``oneOf``, a validator can only say that a table matches none of the variants;
+    selecting the variant by its tag first lets an editor point at the bad field itself.
+    """
+    if isinstance(node, list):
+        return [_by_kind(x, defs) for x in node]
+    if not isinstance(node, dict):
+        return node
+    node = {k: _by_kind(v, defs) for k, v in node.items()}
+    alts = node.get("oneOf")
+    if isinstance(alts, list) and alts and all(isinstance(a, dict) and set(a) == {"$ref"} for a in alts):
+        tags: list[tuple[str, str, str]] = []
+        for a in alts:
+            name = a["$ref"].rsplit("/", 1)[-1]
+            kind = defs.get(name, {}).get("properties", {}).get("kind", {}).get("const")
+            if kind is None:
+                return node
+            tags.append((kind, a["$ref"], name))
+        node.pop("oneOf")
+        node.pop("discriminator", None)
+        default = next((k for k, _, n in tags if n in _DEFAULT_TAGGED), None)
+        node["type"] = "object"
+        node.setdefault("properties", {})["kind"] = {"enum": [k for k, _, _ in tags]}
+        if default is None:
+            node["required"] = ["kind"]
+        node["allOf"] = [
+            {"if": {"properties": {"kind": {"const": k}}, **({} if k == default else {"required": ["kind"]})},
+             "then": {"$ref": ref}}
+            for k, ref, _ in tags
+        ]
+    return node
+
+
 def _describe(model: type[BaseModel], props: dict[str, Any]) -> None:
     for name, info in model.model_fields.items():
         key = info.alias or name
@@ -112,6 +149,8 @@ def json_schema() -> dict[str, Any]:
     schema = Scenario.model_json_schema(by_alias=True, mode="validation")
     schema = _drop_null(schema)
     defs = schema.setdefault("$defs", {})
+    schema = _by_kind(schema, defs)
+    defs = schema["$defs"]
     models = _models(Scenario)
     for name, model in models.items():
         target = schema if model is Scenario else defs.get(name)
