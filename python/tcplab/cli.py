@@ -86,9 +86,11 @@ def build_parser() -> argparse.ArgumentParser:
                                     f"Studies: {', '.join(studies.names())}.")
     st.add_argument("name", metavar="NAME", help=f"study name: {', '.join(studies.names())}")
     st.add_argument("--reps", type=_positive, default=None, metavar="N",
-                    help="replications per configuration, at least 2 (default: the study's; iw-irto: 100)")
+                    help="replications per configuration, at least 2 (default: the study's; "
+                         + "; ".join(f"{x.name}: {x.default_reps}" for x in studies.STUDIES.values()) + ")")
     st.add_argument("--links", type=_names, default=None, metavar="LIST",
-                    help="comma-separated links to run (default: all of the study's; iw-irto: edge,hspa,lte)")
+                    help="comma-separated links to run (default: all of the study's; "
+                         + "; ".join(f"{x.name}: {','.join(x.links)}" for x in studies.STUDIES.values()) + ")")
     st.add_argument("--jobs", type=_positive, default=None, metavar="N",
                     help="worker processes (default: the core count; 1 runs in this process; with "
                          "--scheduler dask:local, the number of Dask workers, at least 2)")
@@ -97,8 +99,9 @@ def build_parser() -> argparse.ArgumentParser:
                          "worker processes (default: a local process pool)")
     st.add_argument("--out", type=Path, default=None, metavar="DIR", help="results directory (default: results/NAME)")
     st.add_argument("--set", dest="params", action="append", default=[], metavar="KEY=VALUE",
-                    help="a study parameter, repeatable (iw-irto: seed, offset_rtts, jitter_rtts, block; "
-                         "see `tcplab study NAME --help` and docs/studies/)")
+                    help="a study parameter, repeatable ("
+                         + "; ".join(f"{x.name}: {', '.join(p.name for p in x.params)}" for x in studies.STUDIES.values())
+                         + "; see `tcplab list` and docs/studies/)")
     st.add_argument("--no-progress", action="store_true", help="do not show the progress bar (default: shown)")
 
     c = sub.add_parser("check", help="validate a scenario or experiment file without running it",

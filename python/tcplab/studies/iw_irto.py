@@ -33,8 +33,9 @@ What runs (every choice the seed leaves open is a :class:`StudyParams` field, an
 - **TCP.** Profile ``ns2-sack`` (SACK, min RTO 1 s, no delayed ACKs), Reno, IW in
   {3, 10}, initial RTO in {3 s, 1 s}.
 
-Execution is batched (:mod:`tcplab.studies.engine`): a task is one link x buffer x N
-x block of replications x the four TCP variants; the worker calls ``_core.run``
+Execution is the shared study machine's (:mod:`tcplab.studies.engine`; this module
+holds only set-up, analysis and findings, as :class:`Definition`): a task is one
+link x buffer x N x block of replications x the four TCP variants; the worker calls ``_core.run``
 directly and keeps per-flow rows, per-run rows and, for N in {1, 6}, the one-way delay
 of every data packet. The five findings are checks on the data
 (:func:`evaluate_findings`), written to ``findings.json`` and the report.
@@ -51,23 +52,21 @@ Example:
 
 from __future__ import annotations
 
-import base64
-import datetime as dt
-import html
 import json
 import math
-import os
-import subprocess
-import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
 
 from tcplab import _core, stats
-from tcplab.studies.engine import BlockTask, TaskStore, check_scheduler, execute, task_key
+from tcplab.studies import engine
+from tcplab.studies import findings as fnd
+from tcplab.studies.engine import BlockTask, StudyResult, TaskStore, task_key
+from tcplab.studies.findings import above as _above, below as _below, check as _check, clean as _clean
+from tcplab.studies.findings import count as _count, estimate as _est, finding as _finding, num as _num
 
 __all__ = [
     "NAME",
@@ -547,39 +546,51 @@ def _sort(df: pd.DataFrame, extra: Sequence[str] = ()) -> pd.DataFrame:
     return order.drop(columns=["_l", "_b", "_v"]).reset_index(drop=True)
 
 
-def _task_frame(spec: dict[str, Any], cols: dict[str, Any]) -> pd.DataFrame:
-    n = len(next(iter(cols.values()))) if cols else 0
-    head = pd.DataFrame({"link": pd.Series([spec["link"]] * n, dtype="string"),
-                         "buffer": pd.Series([spec["buffer"]] * n, dtype="string"),
-                         "n_flows": np.full(n, spec["n_flows"], dtype=np.int64)})
-    return pd.concat([head, pd.DataFrame(cols)], axis=1)
+class Definition(engine.StudyDefinition):
+    """Seed 000 for the shared study machine (:func:`tcplab.studies.engine.run_study`)."""
+
+    name = NAME
+    seed_study = "000_ae80ce17cd677c8e"
+    version = STUDY_VERSION
+    task_tables = ("flows", "runs", "owd")
+    config_columns = (("link", "string"), ("buffer", "string"), ("n_flows", "int64"))
+    empty_columns = tuple(RUN)
+    block = staticmethod(simulate_block)
+
+    def plan(self, params: StudyParams) -> list[BlockTask]:
+        return plan(params)
+
+    def order(self, spec: dict[str, Any]) -> tuple[Any, ...]:
+        # A task's rows are already ordered by replication, variant (VARIANTS order) and
+        # flow or packet, so concatenating tasks in this order gives report order.
+        return (_LINK_ORDER.index(spec["link"]), _BUFFER_ORDER.index(spec["buffer"]), spec["n_flows"], spec["reps"][0])
+
+    def n_runs(self, params: StudyParams) -> int:
+        return params.n_runs()
+
+    def analyse(self, tables: dict[str, pd.DataFrame], params: StudyParams
+                ) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
+        rm = run_metrics(tables["flows"], tables["runs"])
+        summary = summary_table(rm)
+        findings = evaluate_findings(rm, params)
+        findings["seed_owd_maxima"] = owd_maxima(tables["runs"])
+        return {"run_metrics": rm, "summary": summary}, findings
+
+    def render_figures(self, tables: dict[str, pd.DataFrame], fig_dir: Path, params: StudyParams
+                       ) -> list[dict[str, Any]]:
+        from tcplab.studies import iw_irto_report
+
+        return iw_irto_report.render_figures(tables, tables["run_metrics"], fig_dir, params)
+
+    def write_report(self, out: Path, params: StudyParams, tables: dict[str, pd.DataFrame], findings: dict[str, Any],
+                     figs: list[dict[str, Any]], manifest: dict[str, Any]) -> Path:
+        from tcplab.studies import iw_irto_report
+
+        return iw_irto_report.write_report(out, params, tables, tables["run_metrics"], tables["summary"], findings,
+                                           figs, manifest)
 
 
-@dataclass
-class StudyResult:
-    """What :func:`run` produced: paths, tables, findings, failures and wall times."""
-
-    out: Path
-    report: Path
-    findings: dict[str, Any]
-    tables: dict[str, pd.DataFrame]
-    failures: list[dict[str, Any]]
-    timings: dict[str, float]
-    ran: int
-    skipped: int
-
-
-def _git_revision() -> str | None:
-    try:
-        out = subprocess.run(["git", "-C", str(Path(__file__).resolve().parent), "rev-parse", "HEAD"],
-                             capture_output=True, text=True, timeout=5, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else None
-
-
-def _now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+DEFINITION = Definition()
 
 
 def run(
@@ -605,88 +616,13 @@ def run(
         >>> res.report                                                                              # doctest: +SKIP
         PosixPath('results/tiny/report.html')
     """
-    params = params or StudyParams()
-    check_scheduler(scheduler)
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    t_start = time.perf_counter()
-    started = _now()
-    store = TaskStore(out)
-    tasks = plan(params)
-    done = store.finished()
-    todo = [t for t in tasks if t.key not in done]
-    failures: list[dict[str, Any]] = []
-    for task, result, error in execute(todo, simulate_block, jobs=jobs, scheduler=scheduler, progress=progress,
-                                       label=NAME):
-        if error is not None or result is None:
-            failures.append({"task": task.key, "spec": task.spec, "error": error})
-            continue
-        tables = {name: _task_frame(task.spec, cols) for name, cols in result.items() if not name.startswith("_")}
-        store.write(task.key, tables, {"spec": task.spec, "wall_s": result.get("_wall_s"), "runs": task.runs})
-    t_sim = time.perf_counter()
-
-    finished = store.finished()
-    if not any(t.key in finished for t in tasks):
-        first = failures[0]["error"] if failures else "nothing ran"
-        raise RuntimeError(f"{NAME}: no task finished ({len(failures)} failed; first error: {first})")
-    tables = collect(store, [t for t in tasks if t.key in finished])
-    for name, df in tables.items():
-        _write_parquet(df, out / f"{name}.parquet")
-    rm = run_metrics(tables["flows"], tables["runs"])
-    _write_parquet(rm, out / "run_metrics.parquet")
-    summary = summary_table(rm)
-    _write_parquet(summary, out / "summary.parquet")
-    findings = evaluate_findings(rm, params)
-    findings["seed_owd_maxima"] = owd_maxima(tables["runs"])
-    _write_json(findings, out / "findings.json")
-    t_analysis = time.perf_counter()
-
-    from tcplab.studies import iw_irto_report
-
-    figs = iw_irto_report.render_figures(tables, rm, out / "figures", params) if figures else []
-    t_figs = time.perf_counter()
-    task_walls = [store.info(t.key).get("wall_s") or 0.0 for t in tasks if t.key in finished]
-    timings = {"simulate_s": round(t_sim - t_start, 3), "analysis_s": round(t_analysis - t_sim, 3),
-               "figures_s": round(t_figs - t_analysis, 3), "task_wall_sum_s": round(float(sum(task_walls)), 3)}
-    manifest = {
-        "study": NAME, "seed_study": "000_ae80ce17cd677c8e", "params": asdict(params), "version": STUDY_VERSION,
-        "tcplab_version": _core.version(), "git_revision": _git_revision(), "started": started,
-        "engine": scheduler or f"local:{jobs or os.cpu_count() or 1}", "tasks": len(tasks), "ran": len(todo),
-        "skipped": len(tasks) - len(todo), "runs": params.n_runs(), "failures": failures, "timings": timings,
-    }
-    report = iw_irto_report.write_report(out, params, tables, rm, summary, findings, figs, manifest)
-    timings["report_s"] = round(time.perf_counter() - t_figs, 3)
-    timings["total_s"] = round(time.perf_counter() - t_start, 3)
-    manifest["ended"] = _now()
-    _write_json(manifest, out / "study.json")
-    return StudyResult(out, report, findings, {**tables, "run_metrics": rm, "summary": summary}, failures, timings,
-                       ran=len(todo), skipped=len(tasks) - len(todo))
+    return engine.run_study(DEFINITION, out, params or StudyParams(), jobs=jobs, scheduler=scheduler,
+                            progress=progress, figures=figures)
 
 
 def collect(store: TaskStore, tasks: list[BlockTask]) -> dict[str, pd.DataFrame]:
     """The finished tasks' tables concatenated in report order: ``flows``, ``runs``, ``owd``."""
-    # Tasks in report order; a task's rows are already ordered by replication, variant
-    # (VARIANTS order) and flow or packet, so the concatenation is in report order.
-    ordered = sorted(tasks, key=lambda t: (_LINK_ORDER.index(t.spec["link"]), _BUFFER_ORDER.index(t.spec["buffer"]),
-                                           t.spec["n_flows"], t.spec["reps"][0]))
-    out: dict[str, pd.DataFrame] = {}
-    for name in ("flows", "runs", "owd"):
-        parts = [store.read(t.key, name) for t in ordered]
-        parts = [p for p in parts if len(p)]
-        out[name] = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=RUN)
-    return out
-
-
-def _write_parquet(df: pd.DataFrame, path: Path) -> None:
-    from tcplab.results import write_table_atomic
-
-    write_table_atomic(df, path)
-
-
-def _write_json(obj: Any, path: Path) -> None:
-    from tcplab.results import write_json_atomic
-
-    write_json_atomic(obj, path)
+    return engine.collect(DEFINITION, store, tasks)
 
 
 # --------------------------------------------------------------------------------------
@@ -774,106 +710,16 @@ def summary_table(rm: pd.DataFrame) -> pd.DataFrame:
 
 # ---- findings -------------------------------------------------------------------------
 
-LEVEL = 0.95
-
-
-def _est(values: Iterable[float]) -> dict[str, Any]:
-    e = stats.mean_ci(np.asarray(list(values), dtype=float), LEVEL)
-    return {"value": e.value, "ci": [e.low, e.high], "n": e.n}
+LEVEL = fnd.LEVEL
 
 
 def _paired(rm: pd.DataFrame, metric: str, factor: str, test: Any, ref: Any, where: dict[str, Sequence[Any]],
             relative: bool) -> tuple[pd.DataFrame, dict[str, Any], list[dict[str, Any]]]:
-    """Paired differences test - ref (or relative to ref) of ``metric`` per replication.
-
-    Returns the per-pair table, the pooled estimate (per replication, the mean
-    difference over every configuration in scope; Student-t over replications) and
-    the per-configuration estimates.
-    """
-    sub = rm
-    for col, values in where.items():
-        sub = sub[sub[col].isin(list(values))]
-    index = [c for c in RUN if c != factor]
-    wide = sub.pivot_table(index=index, columns=factor, values=metric, aggfunc="first")
-    if test not in wide.columns or ref not in wide.columns:
-        empty = {"value": math.nan, "ci": [math.nan, math.nan], "n": 0}
-        return pd.DataFrame(), empty, []
-    d = wide[test] - wide[ref]
-    if relative:
-        d = d / wide[ref]
-    pairs = d.rename("diff").reset_index().dropna(subset=["diff"])
-    pooled = _est(pairs.groupby("rep")["diff"].mean())
-    pooled["pairs"] = int(len(pairs))
-    pooled["configs"] = int(pairs.groupby([c for c in index if c != "rep"]).ngroups) if len(pairs) else 0
-    per_config = []
-    for key, part in pairs.groupby([c for c in index if c != "rep"], sort=False):
-        cfg = dict(zip([c for c in index if c != "rep"], key))
-        e = _est(part["diff"])
-        per_config.append({**{k: (v.item() if hasattr(v, "item") else v) for k, v in cfg.items()}, **e})
-    return pairs, pooled, per_config
+    """Paired differences of ``metric`` per replication (:func:`tcplab.studies.findings.paired`; a run is :data:`RUN`)."""
+    return fnd.paired(rm, metric, factor, test, ref, where, relative, unit=RUN)
 
 
-def _bootstrap_ratio(num: np.ndarray, den: np.ndarray, n_boot: int = 2000, seed: int = 0) -> dict[str, Any]:
-    """sum(num)/sum(den) over replications with a bootstrap percentile interval (resampling replications)."""
-    n = len(num)
-    total = float(den.sum())
-    value = float(num.sum()) / total if total > 0 else math.nan
-    if n < 2 or not total > 0:
-        return {"value": value, "ci": [math.nan, math.nan], "n": n}
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, n, size=(n_boot, n))
-    dens = den[idx].sum(axis=1)
-    ratios = np.where(dens > 0, num[idx].sum(axis=1) / np.where(dens > 0, dens, 1), np.nan)
-    ratios = ratios[~np.isnan(ratios)]
-    lo, hi = np.quantile(ratios, [(1 - LEVEL) / 2, 1 - (1 - LEVEL) / 2]) if len(ratios) else (math.nan, math.nan)
-    return {"value": value, "ci": [float(lo), float(hi)], "n": n}
-
-
-def _check(cid: str, claim: str, criterion: str, statistic: str, unit: str, est: dict[str, Any], held: bool,
-           per_config: list[dict[str, Any]] | None = None, **extra: Any) -> dict[str, Any]:
-    return {"id": cid, "claim": claim, "criterion": criterion, "held": bool(held),
-            "statistic": {"name": statistic, "unit": unit, "value": _num(est["value"]), "ci": [_num(v) for v in est["ci"]],
-                          "level": LEVEL, "n_replications": int(est["n"]),
-                          **{k: v for k, v in est.items() if k not in ("value", "ci", "n")}},
-            "per_config": [_clean(c) for c in (per_config or [])], **extra}
-
-
-def _num(v: Any) -> float | None:
-    try:
-        x = float(v)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(x) else x
-
-
-def _clean(c: dict[str, Any]) -> dict[str, Any]:
-    out = {}
-    for k, v in c.items():
-        if k == "ci":
-            out[k] = [_num(x) for x in v]
-        elif isinstance(v, (float, np.floating)):
-            out[k] = _num(v)
-        elif isinstance(v, np.integer):
-            out[k] = int(v)
-        else:
-            out[k] = v
-    return out
-
-
-def _below(est: dict[str, Any]) -> bool:
-    return est["n"] >= 2 and est["ci"][1] < 0
-
-
-def _above(est: dict[str, Any]) -> bool:
-    return est["n"] >= 2 and est["ci"][0] > 0
-
-
-def _count(per_config: list[dict[str, Any]], side: str) -> int:
-    if side == "below":
-        return sum(1 for c in per_config if c["n"] >= 2 and c["ci"][1] < 0)
-    if side == "above":
-        return sum(1 for c in per_config if c["n"] >= 2 and c["ci"][0] > 0)
-    return sum(1 for c in per_config if c["n"] >= 2 and not (c["ci"][0] <= 0 <= c["ci"][1]) and c["value"] != 0)
+_bootstrap_ratio = fnd.bootstrap_ratio
 
 
 def _scope(rm: pd.DataFrame, links: Sequence[str]) -> list[str]:
@@ -1024,21 +870,7 @@ def evaluate_findings(rm: pd.DataFrame, params: StudyParams) -> dict[str, Any]:
                 configs_above_zero=_count(per, "above"), configs_below_zero=_count(per, "below")))
     findings.append(_finding("F5", "RED (and REDok) fail to control the OWD increase of IW10", checks))
 
-    return {"study": NAME, "seed_study": "000_ae80ce17cd677c8e", "level": LEVEL, "replications": params.reps,
-            "links": params.links, "params": asdict(params),
-            "method": "paired by replication (common random numbers); pooled over configurations per replication, "
-                      "95% Student-t interval over replications unless a check says otherwise",
-            "findings": findings}
-
-
-def _finding(fid: str, claim: str, checks: list[dict[str, Any]]) -> dict[str, Any]:
-    evaluated = bool(checks)
-    held = all(c["held"] for c in checks) if evaluated else None
-    head = checks[0]["statistic"] if checks else {"name": None, "unit": None, "value": None, "ci": [None, None],
-                                                  "level": LEVEL, "n_replications": 0}
-    return {"id": fid, "claim": claim, "held": held, "evaluated": evaluated,
-            "criterion": "held when every check below holds" if evaluated else "not evaluated: its links were not run",
-            "statistic": head, "checks": checks}
+    return fnd.document(NAME, "000_ae80ce17cd677c8e", asdict(params), params.reps, params.links, fnd.METHOD, findings)
 
 
 def owd_maxima(runs: pd.DataFrame) -> list[dict[str, Any]]:

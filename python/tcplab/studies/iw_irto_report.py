@@ -11,13 +11,9 @@ Figures (PNG at 150 dpi and SVG, in ``figures/``), in the seed's layout:
   FIFO vs RED (left) and FIFO vs REDok (right), IW3 dashed and IW10 solid; the
   maximum of each curve is marked and written in the legend.
 
-CDF curves are drawn through at most :data:`CDF_POINTS` rank-spaced points of the
-empirical CDF (the error is below 1/CDF_POINTS in probability) so that the SVG files
-stay small; the maxima are exact.
-
-The report reuses :mod:`tcplab.report`'s page style, table renderer and atomic
-writer, embeds each figure as a PNG (linking to its PNG and SVG files) and adds the
-set-up (BDP arithmetic, buffers), the findings and a summary table.
+Figure files, CDF thinning and the page skeleton are the shared ones
+(:mod:`tcplab.studies.reporting`); this module adds the seed's figures, the set-up
+section (BDP arithmetic, buffers) and the REDok OWD maxima.
 
 Example:
     >>> xs, ps = ecdf_points(np.arange(10_000.0), max_points=100)
@@ -27,9 +23,7 @@ Example:
 
 from __future__ import annotations
 
-import base64
 import html
-import io
 import json
 from pathlib import Path
 from typing import Any, Sequence
@@ -37,68 +31,17 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from tcplab import __version__, stats
+from tcplab import stats
 from tcplab.studies import iw_irto as S
+from tcplab.studies import reporting as R
+from tcplab.studies.reporting import CDF_POINTS, ecdf_points
+from tcplab.studies.reporting import figure as _figure, save as _save, step as _step
 
 __all__ = ["render_figures", "write_report", "ecdf_points", "CDF_POINTS"]
-
-CDF_POINTS = 800
 IW_COLOURS = {3: "#0072B2", 10: "#D55E00"}
 IRTO_STYLES = {3.0: "-", 1.0: "--"}
 BUFFER_COLOURS = {"fifo-bdp": "#555555", "fifo-2bdp": "#000000", "fifo-50": "#000000", "red": "#009E73",
                   "redok": "#CC79A7"}
-
-
-def ecdf_points(x: Sequence[float] | np.ndarray, max_points: int = CDF_POINTS) -> tuple[np.ndarray, np.ndarray]:
-    """Empirical CDF (NaNs dropped) thinned to at most ``max_points`` rank-spaced points.
-
-    The first and last points (the minimum and the maximum) are always kept.
-
-    Example:
-        >>> ecdf_points([3.0, 1.0, 2.0])
-        (array([1., 2., 3.]), array([0.33333333, 0.66666667, 1.        ]))
-    """
-    xs, ps = stats.ecdf(x)
-    if len(xs) > max_points:
-        idx = np.unique(np.linspace(0, len(xs) - 1, max_points).round().astype(int))
-        xs, ps = xs[idx], ps[idx]
-    return xs, ps
-
-
-def _figure(rows: int, cols: int, width: float, height: float, **kw: Any) -> tuple[Any, np.ndarray]:
-    import matplotlib
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    from tcplab.plots import STYLE
-
-    with matplotlib.rc_context(STYLE):
-        fig = Figure(figsize=(width, height), layout="constrained")
-        FigureCanvasAgg(fig)
-        axes = fig.subplots(rows, cols, squeeze=False, **kw)
-    return fig, axes
-
-
-def _step(ax: Any, values: np.ndarray, **kw: Any) -> None:
-    xs, ps = ecdf_points(values)
-    if len(xs):
-        ax.step(np.concatenate([[xs[0]], xs]), np.concatenate([[0.0], ps]), where="post", **kw)
-
-
-def _save(fig: Any, fig_dir: Path, stem: str) -> dict[str, str]:
-    import matplotlib
-
-    from tcplab.plots import STYLE
-    from tcplab.report import _write_atomic
-
-    paths = {}
-    for fmt in ("png", "svg"):
-        buf = io.BytesIO()
-        with matplotlib.rc_context({**STYLE, "svg.hashsalt": "tcplab", "svg.fonttype": "none"}):
-            fig.savefig(buf, format=fmt, dpi=150, metadata={"Date": None} if fmt == "svg" else None)
-        _write_atomic(fig_dir / f"{stem}.{fmt}", buf.getvalue())
-        paths[fmt] = f"figures/{stem}.{fmt}"
-    return paths
 
 
 def _legend_variants(fig: Any) -> None:
@@ -315,66 +258,14 @@ def render_figures(tables: dict[str, pd.DataFrame], rm: pd.DataFrame, fig_dir: P
 # --------------------------------------------------------------------------------------
 # report.html
 
-_EXTRA_CSS = """
-.held{color:#0a0;font-weight:bold}.not{color:#c00;font-weight:bold}.na{color:#888}
-details{margin:.5em 0 1em 1em}summary{cursor:pointer}td.l,th.l{text-align:left}
-.small{font-size:.85em;color:#444}
-"""
-
-
-def _fmt(v: Any, digits: int = 3) -> str:
-    if v is None:
-        return "–"
-    if isinstance(v, float):
-        return "–" if np.isnan(v) else f"{v:.{digits}g}"
-    return str(v)
-
-
-def _verdict(held: bool | None) -> str:
-    if held is None:
-        return "<span class='na'>not evaluated</span>"
-    return "<span class='held'>held</span>" if held else "<span class='not'>not reproduced</span>"
-
-
-def _stat_text(st: dict[str, Any]) -> str:
-    lo, hi = st.get("ci") or [None, None]
-    return (f"{html.escape(str(st.get('name')))} = <b>{_fmt(st.get('value'))}</b> {html.escape(str(st.get('unit') or ''))}"
-            f", 95% CI [{_fmt(lo)}, {_fmt(hi)}], {st.get('n_replications')} replications")
-
-
 def _findings_html(findings: dict[str, Any]) -> str:
     from tcplab.report import _table_html
 
-    parts = ["<h2 id='findings'>Findings of seed 000, checked</h2>",
-             f"<p class='small'>{html.escape(findings['method'])}. A finding holds when all its checks hold. "
-             "Where a finding does not reproduce, <code>docs/studies/iw-irto.md</code> investigates why.</p>"]
-    rows = []
-    for f in findings["findings"]:
-        rows.append(f"<tr><td class='l'>{f['id']}</td><td class='l'>{html.escape(f['claim'])}</td>"
-                    f"<td class='l'>{_verdict(f['held'])}</td><td class='l'>{_stat_text(f['statistic']) if f['evaluated'] else '–'}</td></tr>")
-    parts.append("<table><thead><tr><th>id</th><th class='l'>seed 000 finding</th><th>verdict</th>"
-                 "<th class='l'>headline statistic</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
-    for f in findings["findings"]:
-        parts.append(f"<h3>{f['id']}: {html.escape(f['claim'])} — {_verdict(f['held'])}</h3>")
-        for c in f["checks"]:
-            extra = {k: v for k, v in c.items() if k not in ("id", "claim", "criterion", "held", "statistic", "per_config")}
-            parts.append(f"<p><b>{c['id']}</b> {html.escape(c['claim'])}: {_verdict(c['held'])}. "
-                         f"{_stat_text(c['statistic'])}.<br><span class='small'>Criterion: {html.escape(c['criterion'])}"
-                         + (f"; {html.escape(json.dumps(extra))}" if extra else "") + "</span></p>")
-            if c["per_config"]:
-                df = pd.DataFrame(c["per_config"])
-                if "ci" in df:
-                    df["ci_low"] = [x[0] for x in df["ci"]]
-                    df["ci_high"] = [x[1] for x in df["ci"]]
-                    df = df.drop(columns=["ci"])
-                df = df.dropna(axis=1, how="all")
-                parts.append(f"<details><summary>{len(df)} configurations</summary>{_table_html(df)}</details>")
     maxima = findings.get("seed_owd_maxima") or []
     seeded = [m for m in maxima if m.get("seed_max_owd_s") is not None]
-    if seeded:
-        parts.append("<h3>Maximum one-way delays against the seed's REDok values</h3>"
-                     + _table_html(pd.DataFrame(seeded)))
-    return "\n".join(parts)
+    extra = ("<h3>Maximum one-way delays against the seed's REDok values</h3>" + _table_html(pd.DataFrame(seeded))
+             if seeded else "")
+    return R.findings_html(findings, "seed 000", "docs/studies/iw-irto.md", extra)
 
 
 def _setup_html(params: S.StudyParams) -> str:
@@ -421,53 +312,20 @@ def write_report(out: Path, params: S.StudyParams, tables: dict[str, pd.DataFram
                  summary: pd.DataFrame, findings: dict[str, Any], figs: list[dict[str, Any]],
                  manifest: dict[str, Any]) -> Path:
     """Writes ``out/report.html`` (self-contained: figures embedded as PNG, linked to their files)."""
-    from tcplab.report import _CSS, _table_html, _write_atomic
-
     title = "tcplab study iw-irto: IW 3 → 10 and initial RTO 3 s → 1 s over EDGE/HSPA/LTE (seed 000)"
     flows = tables["flows"]
     unfinished = int(flows["elapsed_s"].isna().sum()) if len(flows) else 0
-    t = manifest.get("timings", {})
-    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-             f"<style>{_CSS}{_EXTRA_CSS}</style></head><body>",
-             f"<h1>{html.escape(title)}</h1>",
-             "<p>Järvinen, Nyrhinen, Ding and Kojo, <i>Effect of IW and Initial RTO changes</i>, IETF 79, 2010 "
+    intro = ("<p>Järvinen, Nyrhinen, Ding and Kojo, <i>Effect of IW and Initial RTO changes</i>, IETF 79, 2010 "
              "(ns-2 TCP SACK), reproduced on tcplab's simulator. "
-             f"tcplab {html.escape(__version__)}; git {html.escape(str(manifest.get('git_revision') or '?')[:12])}; "
-             f"started {html.escape(str(manifest.get('started')))}; engine {html.escape(str(manifest.get('engine')))}; "
-             f"{params.n_runs()} runs ({len(flows)} flows, {unfinished} unfinished); simulation "
-             f"{t.get('simulate_s', '?')} s wall ({manifest.get('ran')} tasks run, {manifest.get('skipped')} resumed).</p>",
-             "<p><a href='#setup'>Set-up</a> · <a href='#findings'>Findings</a> · <a href='#figures'>Figures</a> · "
-             "<a href='#summary'>Summary table</a> · files: <code>flows.parquet</code>, <code>runs.parquet</code>, "
-             "<code>owd.parquet</code>, <code>run_metrics.parquet</code>, <code>summary.parquet</code>, "
-             "<code>findings.json</code>, <code>study.json</code></p>"]
-    parts.append(_setup_html(params))
-    parts.append(_findings_html(findings))
-    parts.append("<h2 id='figures'>Figures</h2>")
+             + R.provenance(manifest, f"{params.n_runs()} runs ({len(flows)} flows, {unfinished} unfinished)") + "</p>"
+             + R.nav(["flows.parquet", "runs.parquet", "owd.parquet", "run_metrics.parquet", "summary.parquet",
+                      "findings.json", "study.json"]))
     titles = {"elapsed": "Elapsed times", "fairness": "Fairness", "rtos": "RTOs, genuine and spurious",
               "owd": "One-way delay"}
-    for section, heading in titles.items():
-        items = [f for f in figs if f["section"] == section]
-        if not items:
-            continue
-        parts.append(f"<h3>{heading}</h3>")
-        for f in items:
-            png = (out / f["png"]).read_bytes()
-            parts.append(f"<figure><a href='{html.escape(f['svg'])}'><img alt='{html.escape(f['stem'])}' "
-                         f"src='data:image/png;base64,{base64.b64encode(png).decode()}'></a>"
-                         f"<figcaption>{html.escape(f['caption'])} Files: <a href='{html.escape(f['png'])}'>"
-                         f"{html.escape(f['png'])}</a>, <a href='{html.escape(f['svg'])}'>{html.escape(f['svg'])}</a>."
-                         "</figcaption></figure>")
-    parts.append("<h2 id='summary'>Summary table</h2><p class='small'>Per configuration and TCP variant, means over "
-                 "replications; “±” is the half-width of the 95% Student-t interval. Elapsed times are per-burst means "
-                 "of flow elapsed time; “longest” is the run's slowest flow; RTOs include SYN timeouts.</p>")
-    parts.append(_table_html(summary))
-    failures = manifest.get("failures") or []
-    if failures:
-        parts.append("<h2>Failed tasks</h2>" + _table_html(pd.DataFrame(
-            [{"task": f["task"], "config": json.dumps({k: f["spec"][k] for k in ("link", "buffer", "n_flows", "reps")}),
-              "error": f["error"]} for f in failures])))
-    parts.append("<h2>Parameters</h2><pre>" + html.escape(json.dumps(manifest.get("params"), indent=2)) + "</pre>")
-    parts.append("</body></html>")
-    path = out / "report.html"
-    _write_atomic(path, "\n".join(parts).encode("utf-8"))
-    return path
+    summary_html = ("<h2 id='summary'>Summary table</h2><p class='small'>Per configuration and TCP variant, means over "
+                    "replications; “±” is the half-width of the 95% Student-t interval. Elapsed times are per-burst "
+                    "means of flow elapsed time; “longest” is the run's slowest flow; RTOs include SYN timeouts.</p>"
+                    + R.table_html(summary))
+    return R.write_page(out, title, intro, [
+        _setup_html(params), _findings_html(findings), R.figures_html(out, figs, titles), summary_html,
+        R.failures_html(manifest, ("link", "buffer", "n_flows", "reps")), R.parameters_html(manifest)])

@@ -1,0 +1,251 @@
+"""The report skeleton every bundled study shares: figure files and ``report.html``.
+
+Figures are drawn on matplotlib ``Figure`` objects (never pyplot's global state) with
+:data:`tcplab.plots.STYLE`, and saved by :func:`save` as PNG (150 dpi) and SVG into
+``figures/``. SVGs carry no date and a fixed hash salt, so the same data give
+byte-identical files. A figure description (what a study's ``render_figures``
+returns) is ``{"stem", "section", "png", "svg", "caption", ...}``.
+
+``report.html`` is one self-contained page (:func:`write_page`):
+
+1. the title, the seed's citation and a provenance line (:func:`provenance`);
+2. a navigation line with the study's files (:func:`nav`);
+3. the study's own set-up section;
+4. the findings (:func:`findings_html`): a verdict table, then every check with its
+   statistic, criterion and per-configuration table;
+5. the figures, grouped by section, embedded as PNG and linked to their files
+   (:func:`figures_html`);
+6. the study's summary table, failed tasks (:func:`failures_html`) and parameters
+   (:func:`parameters_html`).
+
+CDF curves are drawn through at most :data:`CDF_POINTS` rank-spaced points of the
+empirical CDF (the error is below 1/CDF_POINTS in probability) so that SVG files stay
+small; the maxima are exact.
+
+Example:
+    >>> xs, ps = ecdf_points(np.arange(10_000.0), max_points=100)
+    >>> len(xs) <= 100, float(xs[-1]), float(ps[-1])
+    (True, 9999.0, 1.0)
+    >>> verdict(None)
+    "<span class='na'>not evaluated</span>"
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from tcplab import __version__, stats
+
+__all__ = ["CDF_POINTS", "EXTRA_CSS", "ecdf_points", "figure", "step", "save", "fmt", "verdict", "stat_text",
+           "findings_html", "figures_html", "failures_html", "parameters_html", "provenance", "nav", "table_html",
+           "write_page"]
+
+CDF_POINTS = 800
+
+EXTRA_CSS = """
+.held{color:#0a0;font-weight:bold}.not{color:#c00;font-weight:bold}.na{color:#888}
+details{margin:.5em 0 1em 1em}summary{cursor:pointer}td.l,th.l{text-align:left}
+.small{font-size:.85em;color:#444}
+"""
+
+
+# --------------------------------------------------------------------------------------
+# Figures
+
+
+def ecdf_points(x: Sequence[float] | np.ndarray, max_points: int = CDF_POINTS) -> tuple[np.ndarray, np.ndarray]:
+    """Empirical CDF (NaNs dropped) thinned to at most ``max_points`` rank-spaced points.
+
+    The first and last points (the minimum and the maximum) are always kept.
+
+    Example:
+        >>> ecdf_points([3.0, 1.0, 2.0])
+        (array([1., 2., 3.]), array([0.33333333, 0.66666667, 1.        ]))
+    """
+    xs, ps = stats.ecdf(x)
+    if len(xs) > max_points:
+        idx = np.unique(np.linspace(0, len(xs) - 1, max_points).round().astype(int))
+        xs, ps = xs[idx], ps[idx]
+    return xs, ps
+
+
+def figure(rows: int, cols: int, width: float, height: float, **kw: Any) -> tuple[Any, np.ndarray]:
+    """A constrained-layout figure with a ``rows`` x ``cols`` array of axes (``subplots`` kwargs)."""
+    import matplotlib
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from tcplab.plots import STYLE
+
+    with matplotlib.rc_context(STYLE):
+        fig = Figure(figsize=(width, height), layout="constrained")
+        FigureCanvasAgg(fig)
+        axes = fig.subplots(rows, cols, squeeze=False, **kw)
+    return fig, axes
+
+
+def step(ax: Any, values: np.ndarray, **kw: Any) -> None:
+    """Draws the empirical CDF of ``values`` as a step curve starting at probability 0."""
+    xs, ps = ecdf_points(values)
+    if len(xs):
+        ax.step(np.concatenate([[xs[0]], xs]), np.concatenate([[0.0], ps]), where="post", **kw)
+
+
+def save(fig: Any, fig_dir: Path, stem: str) -> dict[str, str]:
+    """Saves ``fig`` as ``fig_dir/stem.png`` and ``.svg``; returns ``{"png": path, "svg": path}`` relative to the report."""
+    import matplotlib
+
+    from tcplab.plots import STYLE
+    from tcplab.report import _write_atomic
+
+    paths = {}
+    for fmt_ in ("png", "svg"):
+        buf = io.BytesIO()
+        with matplotlib.rc_context({**STYLE, "svg.hashsalt": "tcplab", "svg.fonttype": "none"}):
+            fig.savefig(buf, format=fmt_, dpi=150, metadata={"Date": None} if fmt_ == "svg" else None)
+        _write_atomic(fig_dir / f"{stem}.{fmt_}", buf.getvalue())
+        paths[fmt_] = f"figures/{stem}.{fmt_}"
+    return paths
+
+
+# --------------------------------------------------------------------------------------
+# HTML pieces
+
+
+def table_html(df: pd.DataFrame, digits: int = 4) -> str:
+    """An HTML table of ``df`` in the report's style."""
+    from tcplab.report import _table_html
+
+    return _table_html(df, digits)
+
+
+def fmt(v: Any, digits: int = 3) -> str:
+    """A number with ``digits`` significant digits; ``–`` for None and NaN.
+
+    Example:
+        >>> fmt(0.123456), fmt(None), fmt(float("nan")), fmt(7)
+        ('0.123', '–', '–', '7')
+    """
+    if v is None:
+        return "–"
+    if isinstance(v, float):
+        return "–" if np.isnan(v) else f"{v:.{digits}g}"
+    return str(v)
+
+
+def verdict(held: bool | None) -> str:
+    """The coloured verdict of a finding or check."""
+    if held is None:
+        return "<span class='na'>not evaluated</span>"
+    return "<span class='held'>held</span>" if held else "<span class='not'>not reproduced</span>"
+
+
+def stat_text(st: dict[str, Any]) -> str:
+    """``name = value unit, 95% CI [low, high], n replications`` of a statistic."""
+    lo, hi = st.get("ci") or [None, None]
+    return (f"{html.escape(str(st.get('name')))} = <b>{fmt(st.get('value'))}</b> {html.escape(str(st.get('unit') or ''))}"
+            f", 95% CI [{fmt(lo)}, {fmt(hi)}], {st.get('n_replications')} replications")
+
+
+def findings_html(findings: dict[str, Any], seed: str, doc: str, extra: str = "") -> str:
+    """The findings section: a verdict table, then every check with its per-configuration table.
+
+    ``seed`` names the seed ("seed 000"), ``doc`` the study's documentation page, and
+    ``extra`` is appended (HTML).
+    """
+    parts = [f"<h2 id='findings'>Findings of {html.escape(seed)}, checked</h2>",
+             f"<p class='small'>{html.escape(findings['method'])}. A finding holds when all its checks hold. "
+             f"Where a finding does not reproduce, <code>{html.escape(doc)}</code> investigates why.</p>"]
+    rows = []
+    for f in findings["findings"]:
+        rows.append(f"<tr><td class='l'>{f['id']}</td><td class='l'>{html.escape(f['claim'])}</td>"
+                    f"<td class='l'>{verdict(f['held'])}</td><td class='l'>{stat_text(f['statistic']) if f['evaluated'] else '–'}</td></tr>")
+    parts.append(f"<table><thead><tr><th>id</th><th class='l'>{html.escape(seed)} finding</th><th>verdict</th>"
+                 "<th class='l'>headline statistic</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
+    for f in findings["findings"]:
+        parts.append(f"<h3>{f['id']}: {html.escape(f['claim'])} — {verdict(f['held'])}</h3>")
+        for c in f["checks"]:
+            more = {k: v for k, v in c.items() if k not in ("id", "claim", "criterion", "held", "statistic", "per_config")}
+            parts.append(f"<p><b>{c['id']}</b> {html.escape(c['claim'])}: {verdict(c['held'])}. "
+                         f"{stat_text(c['statistic'])}.<br><span class='small'>Criterion: {html.escape(c['criterion'])}"
+                         + (f"; {html.escape(json.dumps(more))}" if more else "") + "</span></p>")
+            if c["per_config"]:
+                df = pd.DataFrame(c["per_config"])
+                if "ci" in df:
+                    df["ci_low"] = [x[0] for x in df["ci"]]
+                    df["ci_high"] = [x[1] for x in df["ci"]]
+                    df = df.drop(columns=["ci"])
+                df = df.dropna(axis=1, how="all")
+                parts.append(f"<details><summary>{len(df)} configurations</summary>{table_html(df)}</details>")
+    if extra:
+        parts.append(extra)
+    return "\n".join(parts)
+
+
+def figures_html(out: Path, figs: list[dict[str, Any]], sections: dict[str, str]) -> str:
+    """The figures, grouped under ``sections`` (section key -> heading), embedded as PNG."""
+    parts = ["<h2 id='figures'>Figures</h2>"]
+    for section, heading in sections.items():
+        items = [f for f in figs if f["section"] == section]
+        if not items:
+            continue
+        parts.append(f"<h3>{heading}</h3>")
+        for f in items:
+            png = (out / f["png"]).read_bytes()
+            parts.append(f"<figure><a href='{html.escape(f['svg'])}'><img alt='{html.escape(f['stem'])}' "
+                         f"src='data:image/png;base64,{base64.b64encode(png).decode()}'></a>"
+                         f"<figcaption>{html.escape(f['caption'])} Files: <a href='{html.escape(f['png'])}'>"
+                         f"{html.escape(f['png'])}</a>, <a href='{html.escape(f['svg'])}'>{html.escape(f['svg'])}</a>."
+                         "</figcaption></figure>")
+    return "\n".join(parts)
+
+
+def failures_html(manifest: dict[str, Any], spec_keys: Sequence[str]) -> str:
+    """The failed tasks (their configuration from ``spec_keys`` and the error), or nothing."""
+    failures = manifest.get("failures") or []
+    if not failures:
+        return ""
+    return "<h2>Failed tasks</h2>" + table_html(pd.DataFrame(
+        [{"task": f["task"], "config": json.dumps({k: f["spec"][k] for k in spec_keys if k in f["spec"]}),
+          "error": f["error"]} for f in failures]))
+
+
+def parameters_html(manifest: dict[str, Any]) -> str:
+    """The study's parameters as run."""
+    return "<h2>Parameters</h2><pre>" + html.escape(json.dumps(manifest.get("params"), indent=2)) + "</pre>"
+
+
+def provenance(manifest: dict[str, Any], runs_text: str) -> str:
+    """tcplab version, git revision, start time, engine, ``runs_text`` and wall times."""
+    t = manifest.get("timings", {})
+    return (f"tcplab {html.escape(__version__)}; git {html.escape(str(manifest.get('git_revision') or '?')[:12])}; "
+            f"started {html.escape(str(manifest.get('started')))}; engine {html.escape(str(manifest.get('engine')))}; "
+            f"{runs_text}; simulation "
+            f"{t.get('simulate_s', '?')} s wall ({manifest.get('ran')} tasks run, {manifest.get('skipped')} resumed).")
+
+
+def nav(files: Sequence[str]) -> str:
+    """The navigation line: the sections and the study's files."""
+    return ("<p><a href='#setup'>Set-up</a> · <a href='#findings'>Findings</a> · <a href='#figures'>Figures</a> · "
+            "<a href='#summary'>Summary table</a> · files: " + ", ".join(f"<code>{html.escape(f)}</code>" for f in files)
+            + "</p>")
+
+
+def write_page(out: Path, title: str, intro: str, body: Sequence[str]) -> Path:
+    """Writes ``out/report.html``: the title, ``intro`` (HTML) and the ``body`` parts, atomically."""
+    from tcplab.report import _CSS, _write_atomic
+
+    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+             f"<style>{_CSS}{EXTRA_CSS}</style></head><body>",
+             f"<h1>{html.escape(title)}</h1>", intro, *[b for b in body if b], "</body></html>"]
+    path = out / "report.html"
+    _write_atomic(path, "\n".join(parts).encode("utf-8"))
+    return path
