@@ -6,7 +6,6 @@ headless-Chromium rendering check of report.html when Chromium is installed)."""
 import doctest
 import importlib
 import json
-import math
 import re
 import shutil
 import subprocess
