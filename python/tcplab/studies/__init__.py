@@ -8,10 +8,16 @@ Registered:
 
 - ``iw-irto`` (:mod:`tcplab.studies.iw_irto`): seed 000, Järvinen et al., IETF 79,
   2010: IW 3 -> 10 and initial RTO 3 s -> 1 s over EDGE/HSPA/LTE (ns-2 TCP SACK).
+- ``home-gateway`` (:mod:`tcplab.studies.home_gateway`): seed 003, Stewart et al.,
+  ACM MMSys 2011: drop-tail semantics, CUBIC vs NewReno and the collateral damage to
+  a voice call on ADSL1/ADSL2.
+
+Every study runs on the shared machine (:mod:`tcplab.studies.engine`,
+:mod:`tcplab.studies.findings`, :mod:`tcplab.studies.reporting`).
 
 Example:
     >>> names()
-    ['iw-irto']
+    ['iw-irto', 'home-gateway']
     >>> s = get("iw-irto")
     >>> s.seed, s.default_reps, s.links
     ('000', 100, ['edge', 'hspa', 'lte'])
@@ -20,7 +26,7 @@ Example:
     >>> get("iw-10")
     Traceback (most recent call last):
     ...
-    KeyError: "unknown study 'iw-10'; accepted: iw-irto"
+    KeyError: "unknown study 'iw-10'; accepted: iw-irto, home-gateway"
 """
 
 from __future__ import annotations
@@ -91,6 +97,25 @@ def _run_iw_irto(out: str | Path, reps: int, links: list[str], jobs: int | None,
                        scheduler=scheduler, progress=progress)
 
 
+def _run_home_gateway(out: str | Path, reps: int, links: list[str], jobs: int | None, scheduler: str | None,
+                      progress: bool, **params: Any) -> Any:
+    from tcplab.studies import home_gateway
+
+    return home_gateway.run(out, home_gateway.StudyParams(reps=reps, links=list(links), **params), jobs=jobs,
+                            scheduler=scheduler, progress=progress)
+
+
+def _int_list(text: str) -> list[int]:
+    """A comma-separated list of integers, for list-valued study parameters."""
+    try:
+        return [int(t) for t in text.split(",") if t.strip()]
+    except ValueError:
+        raise ValueError(f"expected comma-separated integers, got {text!r}") from None
+
+
+_int_list.__name__ = "comma-separated integers"
+
+
 STUDIES: dict[str, Study] = {
     "iw-irto": Study(
         name="iw-irto",
@@ -107,6 +132,27 @@ STUDIES: dict[str, Study] = {
             StudyParam("block", int, 25, "replications per task (resumability granularity)"),
         ],
         runner=_run_iw_irto,
+    ),
+    "home-gateway": Study(
+        name="home-gateway",
+        seed="003",
+        summary="Home-gateway drop-tail semantics (PS, FB-strict, FB-loose), NewReno vs CUBIC and the collateral "
+                "damage to a voice call on ADSL1/ADSL2 (Stewart et al., ACM MMSys 2011)",
+        default_reps=10,
+        links=["adsl1", "adsl2"],
+        params=[
+            StudyParam("seed", int, 1, "master seed: replication r runs with core seed seed + r"),
+            StudyParam("rtts_ms", _int_list, [24, 50, 100, 200], "minimum RTTs in ms, comma-separated"),
+            StudyParam("duration_s", float, 60.0, "simulated seconds per run"),
+            StudyParam("ps_step", int, 5, "PS sizes 7, 7 + step, ..., 67 packets"),
+            StudyParam("fb_step_bytes", int, 10_000, "FB sizes 10 000, 10 000 + step, ..., 100 000 B (and 40 000 B)"),
+            StudyParam("fine_step_bytes", int, 30, "fine sweep step over 52 500..67 500 B; 0 leaves it out"),
+            StudyParam("fine_reps", int, 0, "replications of the fine sweep (0: --reps)"),
+            StudyParam("block", int, 0, "replications per task (0: all in one task)"),
+            StudyParam("scenarios", str, "", "directory of the adsl1.toml/adsl2.toml scenario files "
+                                             "(default: examples/home-gateway)"),
+        ],
+        runner=_run_home_gateway,
     ),
 }
 

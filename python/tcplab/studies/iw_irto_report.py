@@ -23,7 +23,6 @@ Example:
 
 from __future__ import annotations
 
-import html
 import json
 from pathlib import Path
 from typing import Any, Sequence
@@ -38,6 +37,7 @@ from tcplab.studies.reporting import CDF_POINTS, ecdf_points
 from tcplab.studies.reporting import figure as _figure, save as _save, step as _step
 
 __all__ = ["render_figures", "write_report", "ecdf_points", "CDF_POINTS"]
+
 IW_COLOURS = {3: "#0072B2", 10: "#D55E00"}
 IRTO_STYLES = {3.0: "-", 1.0: "--"}
 BUFFER_COLOURS = {"fifo-bdp": "#555555", "fifo-2bdp": "#000000", "fifo-50": "#000000", "red": "#009E73",
