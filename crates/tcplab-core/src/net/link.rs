@@ -81,7 +81,7 @@ impl Link {
             queue_rng,
             in_service: None,
             busy_since: SimTime::ZERO,
-            pipe: VecDeque::with_capacity(64),
+            pipe: VecDeque::new(),
             stats: LinkStats::default(),
         }
     }

@@ -4,4 +4,5 @@ pub mod error;
 pub mod link;
 pub mod packet;
 pub mod queue;
+pub mod routing;
 pub mod topology;

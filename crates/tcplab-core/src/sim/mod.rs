@@ -13,6 +13,7 @@ use crate::net::error::ErrorModel;
 use crate::net::link::Link;
 use crate::net::packet::{FlowId, LinkId, NodeId, Packet, PacketId, PacketPool, Transport};
 use crate::net::queue::{DropCause, EnqueueCtx, QueuedPacket, Verdict};
+use crate::net::routing::Routes;
 use crate::net::topology;
 use crate::rng::RngStream;
 use crate::scenario::{default_queue, FlowSpec, Interval, Scenario};
@@ -90,7 +91,7 @@ pub struct Simulation {
     sched: Scheduler<Event>,
     pool: PacketPool,
     links: Vec<Link>,
-    routes: Vec<Vec<Option<u32>>>,
+    routes: Routes,
     node_names: Vec<String>,
     flows: Vec<Flow>,
     outbox: Outbox,
@@ -112,7 +113,7 @@ impl Simulation {
     /// Builds a simulation, rejecting impossible scenarios with a message naming the field.
     pub fn new(sc: &Scenario, seed: u64) -> Result<Simulation, String> {
         let graph = topology::expand(&sc.topology)?;
-        let routes = topology::routes(&graph);
+        let mut routes = Routes::new(&graph);
         let mut links = Vec::with_capacity(graph.links.len());
         for (i, l) in graph.links.iter().enumerate() {
             let mut qcfg = l.params.queue.clone().unwrap_or_else(default_queue);
@@ -128,8 +129,8 @@ impl Simulation {
             links.push(Link::new(
                 i as LinkId,
                 l.name.clone(),
-                graph.node_index(&l.from).unwrap(),
-                graph.node_index(&l.to).unwrap(),
+                graph.ends[i].0,
+                graph.ends[i].1,
                 crate::time::Rate(l.params.rate),
                 l.params.delay,
                 queue,
@@ -139,7 +140,9 @@ impl Simulation {
         }
         let node = |field: &str, name: &str| {
             graph.node_index(name).ok_or_else(|| {
-                format!("{field}: unknown node '{name}'; nodes: {}", graph.nodes.join(", "))
+                let shown = graph.nodes.iter().take(20).map(String::as_str).collect::<Vec<_>>().join(", ");
+                let more = if graph.nodes.len() > 20 { format!(", ... ({} nodes)", graph.nodes.len()) } else { String::new() };
+                format!("{field}: unknown node '{name}'; nodes: {shown}{more}")
             })
         };
         let owd_all = sc.record.owd.iter().any(|s| s == "*");
@@ -156,7 +159,9 @@ impl Simulation {
                     if src == dst {
                         return Err(format!("{ctx}: src and dst are the same node"));
                     }
-                    if routes[src as usize][dst as usize].is_none() || routes[dst as usize][src as usize].is_none() {
+                    routes.prepare(dst);
+                    routes.prepare(src);
+                    if !routes.reachable(src, dst, &graph.ends) || !routes.reachable(dst, src, &graph.ends) {
                         return Err(format!("{ctx}: no route between '{}' and '{}'", t.src, t.dst));
                     }
                     if t.bytes == Some(0) {
@@ -199,7 +204,8 @@ impl Simulation {
                     let ctx = format!("flows[{i}] ('{name}')");
                     let src = node(&format!("{ctx}.src"), &u.src)?;
                     let dst = node(&format!("{ctx}.dst"), &u.dst)?;
-                    if routes[src as usize][dst as usize].is_none() {
+                    routes.prepare(dst);
+                    if !routes.reachable(src, dst, &graph.ends) {
                         return Err(format!("{ctx}: no route from '{}' to '{}'", u.src, u.dst));
                     }
                     if u.packet_bytes == 0 {
@@ -334,7 +340,7 @@ impl Simulation {
             self.deliver(pkt, now);
             return;
         }
-        match self.routes[node as usize][dst as usize] {
+        match self.routes.next_hop(node, dst) {
             Some(l) => self.enqueue(l, pkt, now),
             None => self.pool.free(pkt), // unreachable: validated at build time
         }

@@ -67,7 +67,7 @@ impl DropTail {
             return Err("drop-tail limit must be at least 1".into());
         }
         Ok(DropTail {
-            fifo: Fifo::with_capacity(limit.min(4096) as usize),
+            fifo: Fifo::default(),
             limit,
             semantics,
             count_in_service: p.count_in_service,

@@ -251,12 +251,8 @@ impl Red {
         } else {
             1.0
         };
-        let cap = match p.limit {
-            Limit::Packets(n) => n as u64,
-            Limit::Bytes(b) => b / 40,
-        };
         Ok(Red {
-            fifo: Fifo::with_capacity(cap.clamp(1, 4096) as usize),
+            fifo: Fifo::default(),
             limit: p.limit,
             count_in_service: p.count_in_service,
             bytes: p.bytes,
