@@ -9,6 +9,12 @@ fn peak_rss_mb() -> f64 {
     l.split_whitespace().nth(1).unwrap().parse::<f64>().unwrap() / 1024.0
 }
 
+/// CPU time of this thread so far, s (/proc/thread-self/schedstat: ns on CPU).
+fn cpu_s() -> f64 {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap();
+    s.split_whitespace().next().unwrap().parse::<f64>().unwrap() * 1e-9
+}
+
 fn main() {
     let a: Vec<String> = std::env::args().collect();
     let pairs: u32 = a[1].parse().unwrap();
@@ -31,10 +37,12 @@ fn main() {
     let sim = tcplab_core::sim::Simulation::new(&sc, 1).unwrap();
     let setup = t0.elapsed().as_secs_f64();
     let t1 = Instant::now();
+    let c1 = cpu_s();
     let r = sim.run();
     let wall = t1.elapsed().as_secs_f64();
+    let cpu = cpu_s() - c1;
     println!(
-        "{{\"pairs\": {pairs}, \"setup_s\": {setup:.3}, \"wall_s\": {wall:.3}, \"events\": {}, \"events_per_s\": {:.0}, \"peak_rss_mb\": {:.1}, \"bottleneck_pkts\": {}, \"drops\": {}, \"digest\": \"{}\"}}",
+        "{{\"pairs\": {pairs}, \"setup_s\": {setup:.3}, \"wall_s\": {wall:.3}, \"cpu_s\": {cpu:.3}, \"events\": {}, \"events_per_s\": {:.0}, \"peak_rss_mb\": {:.1}, \"bottleneck_pkts\": {}, \"drops\": {}, \"digest\": \"{}\"}}",
         r.meta.events, r.meta.events as f64 / wall, peak_rss_mb(), r.meta.bottleneck_pkts, r.meta.drops, r.meta.digest
     );
 }

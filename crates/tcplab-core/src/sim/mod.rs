@@ -279,16 +279,16 @@ impl Simulation {
                 Flow::Tcp(t) => (t.start, t.stop),
                 Flow::Udp(u) => (u.start, u.stop),
             };
-            sim.sched.schedule(start, Event::FlowStart(i as FlowId));
+            sim.sched.schedule_timer(start, Event::FlowStart(i as FlowId));
             if let (Flow::Tcp(_), Some(stop)) = (f, stop) {
-                sim.sched.schedule(stop, Event::AppStop(i as FlowId));
+                sim.sched.schedule_timer(stop, Event::AppStop(i as FlowId));
             }
         }
         if let Some(iv) = sim.busy_interval {
             if iv.0 == 0 {
                 return Err("record.busy_sample_interval must be positive".into());
             }
-            sim.sched.schedule(SimTime(iv.0), Event::BusySample);
+            sim.sched.schedule_timer(SimTime(iv.0), Event::BusySample);
         }
         Ok(sim)
     }
@@ -326,7 +326,7 @@ impl Simulation {
                     l.stats.nonempty_samples += (l.queue.len_packets() > 0) as u64;
                 }
                 if let Some(iv) = self.busy_interval {
-                    self.sched.schedule(now + iv, Event::BusySample);
+                    self.sched.schedule_timer(now + iv, Event::BusySample);
                 }
             }
         }
@@ -510,7 +510,7 @@ impl Simulation {
         }
         let mut out = std::mem::take(&mut self.outbox);
         for (kind, at, gen) in out.timers.drain(..) {
-            self.sched.schedule(at, Event::Timer { flow: f, kind, gen });
+            self.sched.schedule_timer(at, Event::Timer { flow: f, kind, gen });
         }
         for seg in out.segments.drain(..) {
             let pkt = self.pool.alloc(Packet {
@@ -619,7 +619,7 @@ impl Simulation {
             Interval::Exponential { mean } => SimDuration::from_secs_f64(u.rng.exponential(mean.as_secs_f64())),
         };
         let src = u.src;
-        self.sched.schedule(now + gap, Event::UdpSend(f));
+        self.sched.schedule_timer(now + gap, Event::UdpSend(f));
         self.forward(src, pkt, now);
     }
 
