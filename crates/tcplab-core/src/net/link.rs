@@ -11,7 +11,7 @@
 //! how asymmetric links (ADSL 1500/256 kbit/s) are built.
 
 use super::error::ErrorModel;
-use super::packet::{LinkId, NodeId, PacketId};
+use super::packet::{LinkId, NodeId, PacketRef};
 use super::queue::{DropCause, QueueDisc};
 use crate::rng::RngStream;
 use crate::time::{Rate, SimDuration, SimTime};
@@ -48,11 +48,11 @@ pub struct Link {
     pub queue: Box<dyn QueueDisc>,
     pub error: Option<Box<dyn ErrorModel>>,
     pub queue_rng: RngStream,
-    /// Packet being serialized and its size.
-    pub in_service: Option<(PacketId, u32)>,
+    /// Packet being serialized.
+    pub in_service: Option<PacketRef>,
     busy_since: SimTime,
     /// Packets propagating: (arrival time, packet).
-    pub pipe: VecDeque<(SimTime, PacketId)>,
+    pub pipe: VecDeque<(SimTime, PacketRef)>,
     pub stats: LinkStats,
 }
 
@@ -106,19 +106,19 @@ impl Link {
     }
 
     /// Starts serializing `pkt`; returns when it finishes.
-    pub fn start_tx(&mut self, pkt: PacketId, size: u32, now: SimTime) -> SimTime {
-        self.in_service = Some((pkt, size));
+    pub fn start_tx(&mut self, pkt: PacketRef, now: SimTime) -> SimTime {
+        self.in_service = Some(pkt);
         self.busy_since = now;
-        now + self.rate.tx_time(size)
+        now + self.rate.tx_time(pkt.size)
     }
 
     /// Ends the current transmission; returns the packet.
-    pub fn finish_tx(&mut self, now: SimTime) -> (PacketId, u32) {
-        let (pkt, size) = self.in_service.take().expect("tx done on an idle link");
+    pub fn finish_tx(&mut self, now: SimTime) -> PacketRef {
+        let pkt = self.in_service.take().expect("tx done on an idle link");
         self.stats.busy_ns += now.0 - self.busy_since.0;
         self.stats.tx_pkts += 1;
-        self.stats.tx_bytes += size as u64;
-        (pkt, size)
+        self.stats.tx_bytes += pkt.size as u64;
+        pkt
     }
 
     /// Busy time including a transmission in progress at `now`.

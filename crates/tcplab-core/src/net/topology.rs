@@ -94,7 +94,7 @@ pub fn expand(t: &Topology) -> Result<Graph, String> {
         if !link_names.insert(l.name.as_str()) {
             return Err(format!("topology.links: duplicate link name '{}'", l.name));
         }
-        let mut end = |name: &String| {
+        let end = |name: &String| {
             index.get(name).copied().ok_or_else(|| format!("topology.links['{}']: unknown node '{name}'", l.name))
         };
         ends.push((end(&l.from)?, end(&l.to)?));

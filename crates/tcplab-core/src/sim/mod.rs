@@ -11,8 +11,8 @@ use crate::cc::{self, Window};
 use crate::metrics::{Digest, RunResult};
 use crate::net::error::ErrorModel;
 use crate::net::link::Link;
-use crate::net::packet::{FlowId, LinkId, NodeId, Packet, PacketId, PacketPool, Transport};
-use crate::net::queue::{DropCause, EnqueueCtx, QueuedPacket, Verdict};
+use crate::net::packet::{FlowId, LinkId, NodeId, Packet, PacketId, PacketPool, PacketRef, Transport};
+use crate::net::queue::{DropCause, EnqueueCtx, Verdict};
 use crate::net::routing::Routes;
 use crate::net::topology;
 use crate::rng::RngStream;
@@ -334,28 +334,29 @@ impl Simulation {
 
     // ---------------------------------------------------------------- network
 
-    fn forward(&mut self, node: NodeId, pkt: PacketId, now: SimTime) {
-        let dst = self.pool.get(pkt).dst;
-        if dst == node {
-            self.deliver(pkt, now);
+    /// Hands `pkt`, now at `node`, to its destination endpoint or to its next link.
+    /// Reads only the `PacketRef`, not the pooled packet.
+    fn forward(&mut self, node: NodeId, pkt: PacketRef, now: SimTime) {
+        if pkt.dst == node {
+            self.deliver(pkt.id, now);
             return;
         }
-        match self.routes.next_hop(node, dst) {
+        match self.routes.next_hop(node, pkt.dst) {
             Some(l) => self.enqueue(l, pkt, now),
-            None => self.pool.free(pkt), // unreachable: validated at build time
+            None => self.pool.free(pkt.id), // unreachable: validated at build time
         }
     }
 
-    fn enqueue(&mut self, l: LinkId, pkt: PacketId, now: SimTime) {
-        let size = self.pool.get(pkt).size;
+    fn enqueue(&mut self, l: LinkId, pkt: PacketRef, now: SimTime) {
+        let size = pkt.size;
         let link = &mut self.links[l as usize];
         link.account(now);
         let mut ctx = EnqueueCtx {
             now,
-            in_service_bytes: link.in_service.map(|(_, s)| s),
+            in_service_bytes: link.in_service.map(|p| p.size),
             rng: &mut link.queue_rng,
         };
-        match link.queue.enqueue(QueuedPacket { id: pkt, size }, &mut ctx) {
+        match link.queue.enqueue(pkt, &mut ctx) {
             Verdict::Dropped(cause) => {
                 link.record_drop(cause);
                 self.on_drop(l, pkt, cause, now);
@@ -365,7 +366,7 @@ impl Simulation {
                 link.stats.enq_bytes += size as u64;
                 if link.in_service.is_none() {
                     if let Some(q) = link.queue.dequeue(now) {
-                        let done = link.start_tx(q.id, q.size, now);
+                        let done = link.start_tx(q, now);
                         self.sched.schedule(done, Event::TxDone(l));
                     }
                 }
@@ -377,14 +378,14 @@ impl Simulation {
 
     fn on_tx_done(&mut self, l: LinkId, now: SimTime) {
         let link = &mut self.links[l as usize];
-        let (pkt, size) = link.finish_tx(now);
+        let pkt = link.finish_tx(now);
         let lost = match link.error.as_mut() {
-            Some(e) => e.is_lost(now, size),
+            Some(e) => e.is_lost(now, pkt.size),
             None => false,
         };
         link.account(now);
         if let Some(q) = link.queue.dequeue(now) {
-            let done = link.start_tx(q.id, q.size, now);
+            let done = link.start_tx(q, now);
             self.sched.schedule(done, Event::TxDone(l));
         }
         if lost {
@@ -410,9 +411,9 @@ impl Simulation {
         self.forward(to, pkt, now);
     }
 
-    fn on_drop(&mut self, l: LinkId, pkt: PacketId, cause: DropCause, now: SimTime) {
-        let p = *self.pool.get(pkt);
-        self.pool.free(pkt);
+    fn on_drop(&mut self, l: LinkId, pkt: PacketRef, cause: DropCause, now: SimTime) {
+        let p = *self.pool.get(pkt.id);
+        self.pool.free(pkt.id);
         self.drops += 1;
         self.digest.mix(now.0 ^ ((l as u64) << 48) ^ ((cause as u64) << 40) ^ p.flow as u64);
         if let Flow::Udp(u) = &mut self.flows[p.flow as usize] {
@@ -513,7 +514,7 @@ impl Simulation {
             self.sched.schedule_timer(at, Event::Timer { flow: f, kind, gen });
         }
         for seg in out.segments.drain(..) {
-            let pkt = self.pool.alloc(Packet {
+            let pkt = self.pool.alloc_ref(Packet {
                 flow: f,
                 src: from,
                 dst: to,
@@ -600,7 +601,7 @@ impl Simulation {
         if u.stop.is_some_and(|s| now >= s) {
             return;
         }
-        let pkt = self.pool.alloc(Packet {
+        let pkt = self.pool.alloc_ref(Packet {
             flow: f,
             src: u.src,
             dst: u.dst,

@@ -13,18 +13,14 @@
 pub mod droptail;
 pub mod red;
 
-use crate::net::packet::PacketId;
+use crate::net::packet::PacketRef;
 use crate::rng::RngStream;
 use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
-/// A packet waiting in a queue: its pool id and its size in bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct QueuedPacket {
-    pub id: PacketId,
-    pub size: u32,
-}
+/// A packet waiting in a queue (its pool id, size in bytes and destination).
+pub type QueuedPacket = PacketRef;
 
 /// Why a queue refused a packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

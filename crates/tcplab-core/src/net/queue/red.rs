@@ -494,6 +494,7 @@ mod tests {
         q.enqueue(
             QueuedPacket {
                 id: PacketId(0),
+                dst: 0,
                 size,
             },
             &mut ctx,
@@ -505,6 +506,7 @@ mod tests {
         for _ in 0..n {
             q.fifo.push(QueuedPacket {
                 id: PacketId(0),
+                dst: 0,
                 size,
             });
         }
@@ -759,6 +761,7 @@ mod tests {
         };
         let pkt = QueuedPacket {
             id: PacketId(0),
+            dst: 0,
             size: 1500,
         };
         assert_eq!(c.enqueue(pkt, &mut ctx), Verdict::Enqueued);
