@@ -163,6 +163,9 @@ pub struct Meta {
     pub drops: u64,
     /// Most packets alive at once (the pool's high-water mark).
     pub peak_packets: usize,
+    /// Bytes of per-flow simulator state at the end of the run, summed over flows
+    /// (`Simulation::flow_state_bytes`).
+    pub flow_state_bytes: u64,
     /// Names of links, indexed by the `link` columns of the series.
     pub link_names: Vec<String>,
 }

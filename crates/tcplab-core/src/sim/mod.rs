@@ -293,6 +293,31 @@ impl Simulation {
         Ok(sim)
     }
 
+    /// Bytes of per-flow state over all flows: each flow's slot and record (sender,
+    /// receiver, timers, counters, names) and what they own on the heap (congestion
+    /// control, SACK scoreboard, rate sampler, reassembly list). Requested bytes, not
+    /// counting the allocator's per-allocation overhead.
+    pub fn flow_state_bytes(&self) -> usize {
+        self.flows
+            .iter()
+            .map(|f| {
+                std::mem::size_of::<Flow>()
+                    + match f {
+                        Flow::Tcp(t) => {
+                            std::mem::size_of::<TcpFlow>()
+                                + t.name.capacity()
+                                + t.group.capacity()
+                                + t.cc_name.capacity()
+                                + t.pending_rtos.capacity() * std::mem::size_of::<RtoEvent>()
+                                + t.sender.heap_bytes()
+                                + t.receiver.heap_bytes()
+                        }
+                        Flow::Udp(u) => std::mem::size_of::<UdpFlow>() + u.name.capacity() + u.group.capacity(),
+                    }
+            })
+            .sum()
+    }
+
     /// Runs to the end and returns the results.
     pub fn run(mut self) -> RunResult {
         while let Some(t) = self.sched.peek_time() {
@@ -726,6 +751,7 @@ impl Simulation {
             bottleneck_pkts,
             drops: self.drops,
             peak_packets: self.pool.capacity_used(),
+            flow_state_bytes: self.flow_state_bytes() as u64,
             link_names: self.links.iter().map(|l| l.name.clone()).collect(),
         };
         r

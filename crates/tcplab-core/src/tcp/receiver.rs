@@ -83,6 +83,11 @@ impl TcpReceiver {
         }
     }
 
+    /// Heap bytes held: the out-of-order ranges and the SACK report order, each
+    /// grown to its peak length (nothing is sized by the receive buffer).
+    pub fn heap_bytes(&self) -> usize {
+        (self.ooo.capacity() + self.sack_order.capacity()) * std::mem::size_of::<SackBlock>()
+    }
     /// Next byte expected.
     pub fn rcv_nxt(&self) -> u64 {
         self.rcv_nxt
