@@ -9,8 +9,13 @@
 //! only the head of the pipe needs an event (the heap holds one event per link, not
 //! one per packet in flight). The two directions of a cable are two `Link`s, which is
 //! how asymmetric links (ADSL 1500/256 kbit/s) are built.
+//!
+//! Counters and time integrals cover the measurement window: they start at zero and
+//! `open_window` restarts them at the warm-up time (a transmission in progress then
+//! counts its busy time from that instant, and the occupancy maximum restarts from
+//! the occupancy at that instant).
 
-use super::error::ErrorModel;
+use super::error::{ErrorModel, ErrorStats};
 use super::packet::{LinkId, NodeId, PacketRef};
 use super::queue::{DropCause, QueueDisc};
 use crate::rng::RngStream;
@@ -54,6 +59,10 @@ pub struct Link {
     /// Packets propagating: (arrival time, packet).
     pub pipe: VecDeque<(SimTime, PacketRef)>,
     pub stats: LinkStats,
+    /// The error model's counts when the measurement window opened.
+    error_base: ErrorStats,
+    /// Packets transmitted before the measurement window opened.
+    pub tx_pkts_before_window: u64,
 }
 
 impl Link {
@@ -83,7 +92,34 @@ impl Link {
             busy_since: SimTime::ZERO,
             pipe: VecDeque::new(),
             stats: LinkStats::default(),
+            error_base: ErrorStats::default(),
+            tx_pkts_before_window: 0,
         }
+    }
+
+    /// Restarts the counters and integrals at `now`, the start of the measurement
+    /// window: what happened before (the warm-up) is left out of the summaries.
+    pub fn open_window(&mut self, now: SimTime) {
+        self.account(now);
+        self.tx_pkts_before_window += self.stats.tx_pkts;
+        self.stats = LinkStats {
+            occ_max_pkts: self.queue.len_packets(),
+            occ_max_bytes: self.queue.len_bytes(),
+            last_change: now,
+            ..LinkStats::default()
+        };
+        if self.in_service.is_some() {
+            self.busy_since = now;
+        }
+        self.error_base = self.error.as_ref().map_or_else(ErrorStats::default, |e| e.stats());
+    }
+
+    /// The error model's counts over the measurement window.
+    pub fn error_stats(&self) -> Option<ErrorStats> {
+        self.error.as_ref().map(|e| {
+            let s = e.stats();
+            ErrorStats { packets: s.packets - self.error_base.packets, lost: s.lost - self.error_base.lost }
+        })
     }
 
     /// Accumulates the occupancy integral up to `now` (call before any change).

@@ -55,6 +55,8 @@ struct TcpFlow {
     spurious_syn_rtos: u64,
     last_trace: (u64, u64, u8, u64),
     record_owd: bool,
+    /// Bytes delivered when the measurement window opened.
+    delivered_at_window: u64,
 }
 
 struct UdpFlow {
@@ -96,6 +98,10 @@ pub struct Simulation {
     flows: Vec<Flow>,
     outbox: Outbox,
     end: SimTime,
+    /// `duration` was given: the run ends at `end` exactly.
+    fixed_end: bool,
+    /// Start of the measurement window (`warmup`, or 0).
+    window_start: SimTime,
     stop_when_done: bool,
     unfinished: usize,
     digest: Digest,
@@ -197,6 +203,7 @@ impl Simulation {
                         spurious_syn_rtos: 0,
                         last_trace: (u64::MAX, 0, 0, 0),
                         record_owd,
+                        delivered_at_window: 0,
                     })));
                 }
                 FlowSpec::Udp(u) => {
@@ -252,6 +259,23 @@ impl Simulation {
             record_queue[idx] = true;
         }
         let end = SimTime(sc.duration.unwrap_or(sc.max_duration).0);
+        let window_start = match (sc.warmup, sc.duration) {
+            (None, _) => SimTime::ZERO,
+            (Some(w), None) => {
+                return Err(format!(
+                    "warmup ({} s) needs duration: the measurement window is [warmup, duration]",
+                    w.as_secs_f64()
+                ))
+            }
+            (Some(w), Some(d)) if w >= d => {
+                return Err(format!(
+                    "warmup ({} s) must be less than duration ({} s)",
+                    w.as_secs_f64(),
+                    d.as_secs_f64()
+                ))
+            }
+            (Some(w), Some(_)) => SimTime(w.0),
+        };
         let mut sim = Simulation {
             name: sc.name.clone(),
             seed,
@@ -264,6 +288,8 @@ impl Simulation {
             flows,
             outbox: Outbox::default(),
             end,
+            fixed_end: sc.duration.is_some(),
+            window_start,
             stop_when_done: sc.duration.is_none() && !unbounded,
             unfinished,
             digest: Digest::default(),
@@ -320,17 +346,49 @@ impl Simulation {
 
     /// Runs to the end and returns the results.
     pub fn run(mut self) -> RunResult {
+        // Events at the warm-up instant itself belong to the window.
+        if self.window_start > SimTime::ZERO {
+            if !self.run_before(self.window_start) {
+                return self.finish();
+            }
+            self.open_window();
+        }
+        self.run_before(SimTime(self.end.0.saturating_add(1)));
+        self.finish()
+    }
+
+    /// Processes the events before `limit`; false if the run is over (every finite
+    /// flow completed and nothing else keeps it going).
+    fn run_before(&mut self, limit: SimTime) -> bool {
         while let Some(t) = self.sched.peek_time() {
-            if t > self.end {
+            if t >= limit {
                 break;
             }
             let (now, ev) = self.sched.pop().expect("peeked");
             self.handle(now, ev);
             if self.stop_when_done && self.unfinished == 0 {
-                break;
+                return false;
             }
         }
-        self.finish()
+        true
+    }
+
+    /// Starts the measurement window at `window_start`: link, queue and UDP counters
+    /// restart, and each TCP flow notes the bytes delivered so far. Once per run.
+    fn open_window(&mut self) {
+        let now = self.window_start;
+        for l in self.links.iter_mut() {
+            l.open_window(now);
+        }
+        for f in self.flows.iter_mut() {
+            match f {
+                Flow::Tcp(t) => t.delivered_at_window = t.receiver.delivered(),
+                Flow::Udp(u) => {
+                    (u.sent, u.delivered, u.lost) = (0, 0, 0);
+                    (u.owd_sum, u.owd_max) = (0.0, 0.0);
+                }
+            }
+        }
     }
 
     fn handle(&mut self, now: SimTime, ev: Event) {
@@ -652,8 +710,11 @@ impl Simulation {
     // ---------------------------------------------------------------- results
 
     fn finish(mut self) -> RunResult {
-        let end = self.sched.now().min(self.end);
-        let end_s = end.as_secs_f64().max(1e-12);
+        // With `duration` the run ends there, whenever its last event was; without
+        // it, at the last event processed (the last completion, or the safety cap).
+        let end = if self.fixed_end { self.end } else { self.sched.now().min(self.end) };
+        let (window_start, window_end) = (self.window_start.as_secs_f64(), end.as_secs_f64());
+        let window_ns = end.since(self.window_start).0;
         let mut r = std::mem::take(&mut self.result);
         let names = &self.node_names;
         for (i, f) in self.flows.iter().enumerate() {
@@ -675,12 +736,16 @@ impl Simulation {
                     ft.bytes_target.push(t.bytes);
                     let delivered = t.receiver.delivered();
                     ft.bytes_delivered.push(delivered);
-                    let span = match (elapsed, t.stop) {
-                        (Some(e), _) => e,
-                        (None, Some(stop)) => stop.min(end).since(t.start).as_secs_f64(),
-                        (None, None) => end.since(t.start).as_secs_f64(),
-                    };
-                    ft.goodput_bps.push(if span > 0.0 { delivered as f64 * 8.0 / span } else { 0.0 });
+                    // Goodput over the flow's part of the window: from its start (or
+                    // the warm-up) to its completion (or its stop, or the end).
+                    let from = t.start.max(self.window_start);
+                    let to = t.completed.or(t.stop).map_or(end, |x| x.min(end)).max(from);
+                    let before = if t.start >= self.window_start { 0 } else { t.delivered_at_window };
+                    let span = to.since(from).as_secs_f64();
+                    let bits = (delivered - before) as f64 * 8.0;
+                    ft.goodput_bps.push(if span > 0.0 { bits / span } else { 0.0 });
+                    ft.window_start_s.push(from.as_secs_f64());
+                    ft.window_end_s.push(to.as_secs_f64());
                     ft.segs_sent.push(s.segs_sent);
                     ft.retransmits.push(s.retransmits);
                     ft.fast_retransmits.push(s.fast_retransmits);
@@ -699,6 +764,8 @@ impl Simulation {
                     ut.group.push(u.group.clone());
                     ut.src.push(names[u.src as usize].clone());
                     ut.dst.push(names[u.dst as usize].clone());
+                    ut.window_start_s.push(window_start);
+                    ut.window_end_s.push(window_end);
                     ut.pkts_sent.push(u.sent);
                     ut.pkts_delivered.push(u.delivered);
                     ut.pkts_lost.push(u.lost);
@@ -710,42 +777,48 @@ impl Simulation {
             }
         }
         let mut bottleneck_pkts = 0;
+        let window_s = window_ns as f64 * 1e-9;
         for l in self.links.iter_mut() {
             l.account(end);
             let q = &mut r.queues;
             q.link.push(l.name.clone());
+            q.window_start_s.push(window_start);
+            q.window_end_s.push(window_end);
             q.enq_pkts.push(l.stats.enq_pkts);
             q.enq_bytes.push(l.stats.enq_bytes);
             q.drops_overflow.push(l.stats.drops[DropCause::Overflow as usize]);
             q.drops_early.push(l.stats.drops[DropCause::Early as usize]);
             q.drops_forced.push(l.stats.drops[DropCause::Forced as usize]);
             q.drops_corruption.push(l.stats.drops[DropCause::Corruption as usize]);
-            let t_ns = end.0.max(1) as f64;
+            let t_ns = window_ns.max(1) as f64;
             q.occ_mean_pkts.push(l.stats.occ_pkt_ns as f64 / t_ns);
             q.occ_max_pkts.push(l.stats.occ_max_pkts);
             q.occ_mean_bytes.push(l.stats.occ_byte_ns as f64 / t_ns);
             q.occ_max_bytes.push(l.stats.occ_max_bytes);
             let lt = &mut r.links;
             lt.link.push(l.name.clone());
+            lt.window_start_s.push(window_start);
+            lt.window_end_s.push(window_end);
             lt.from.push(names[l.from as usize].clone());
             lt.to.push(names[l.to as usize].clone());
             lt.rate_bps.push(l.rate.0);
             lt.delay_s.push(l.delay.as_secs_f64());
             lt.tx_pkts.push(l.stats.tx_pkts);
             lt.tx_bytes.push(l.stats.tx_bytes);
-            lt.utilisation.push(l.busy_ns_at(end) as f64 * 1e-9 / end_s);
+            lt.utilisation.push(if window_ns > 0 { l.busy_ns_at(end) as f64 * 1e-9 / window_s } else { 0.0 });
             lt.busy_sample_fraction.push(
                 (l.stats.busy_samples > 0).then(|| l.stats.nonempty_samples as f64 / l.stats.busy_samples as f64),
             );
-            lt.realised_per.push(l.error.as_ref().map(|e| e.stats().per()));
+            lt.realised_per.push(l.error_stats().map(|e| e.per()));
             if l.name == "bottleneck" {
-                bottleneck_pkts = l.stats.tx_pkts;
+                bottleneck_pkts = l.tx_pkts_before_window + l.stats.tx_pkts;
             }
         }
         r.meta = crate::metrics::Meta {
             name: self.name.clone(),
             seed: self.seed,
             sim_end_s: end.as_secs_f64(),
+            window_start_s: window_start,
             events: self.sched.events(),
             digest: format!("{:016x}", self.digest.0),
             bottleneck_pkts,
