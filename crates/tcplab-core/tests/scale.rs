@@ -60,7 +60,7 @@ fn per_flow_state_does_not_scale_with_the_receive_buffer() {
     let (small, huge) = (active(65_536), active(1 << 30));
     eprintln!("bytes per flow after 5 s: {small} (64 kB buffer), {huge} (1 GB buffer)");
     // 50 flows share 50 Mbit/s over a 22 ms RTT: ~1 Mbit/s each, a few segments in
-    // flight in steady state. A segment costs 24 B on the scoreboard and 64 B in the
+    // flight in steady state. A segment costs 24 B on the scoreboard and 56 B in the
     // rate sampler, so 32 kB would be ~350 segments outstanding at once.
     assert!(small < 32_768 && huge < 32_768, "{small} and {huge} bytes per flow");
 }

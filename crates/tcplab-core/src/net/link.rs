@@ -20,7 +20,7 @@ use super::packet::{LinkId, NodeId, PacketRef};
 use super::queue::{DropCause, QueueDisc};
 use crate::rng::RngStream;
 use crate::time::{Rate, SimDuration, SimTime};
-use std::collections::VecDeque;
+use super::head_deque::HeadDeque;
 
 /// Per-link and per-queue counters, with time-weighted occupancy.
 #[derive(Clone, Debug, Default)]
@@ -57,7 +57,7 @@ pub struct Link {
     pub in_service: Option<PacketRef>,
     busy_since: SimTime,
     /// Packets propagating: (arrival time, packet).
-    pub pipe: VecDeque<(SimTime, PacketRef)>,
+    pub pipe: HeadDeque<(SimTime, PacketRef)>,
     pub stats: LinkStats,
     /// The error model's counts when the measurement window opened.
     error_base: ErrorStats,
@@ -90,7 +90,7 @@ impl Link {
             queue_rng,
             in_service: None,
             busy_since: SimTime::ZERO,
-            pipe: VecDeque::new(),
+            pipe: HeadDeque::default(),
             stats: LinkStats::default(),
             error_base: ErrorStats::default(),
             tx_pkts_before_window: 0,

@@ -1,6 +1,7 @@
 //! The network: packets, queues, error models, links, nodes and routes.
 
 pub mod error;
+pub mod head_deque;
 pub mod link;
 pub mod packet;
 pub mod queue;
