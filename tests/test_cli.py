@@ -102,10 +102,20 @@ def test_bench_json_prints_one_object_per_scenario_with_the_documented_keys() ->
     lines = proc.stdout.strip().splitlines()
     assert len(lines) == 1
     row = json.loads(lines[0])
-    keys = {"scenario", "wall_s", "sim_s", "events", "events_per_s", "bottleneck_pkts", "bottleneck_pkts_per_s",
-            "drops", "peak_rss_mb"}
+    keys = {"scenario", "wall_s", "setup_s", "sim_s", "events", "events_per_s", "bottleneck_pkts",
+            "bottleneck_pkts_per_s", "drops", "bytes_per_flow", "bytes_per_idle_flow", "peak_rss_mb"}
     assert keys <= set(row)
-    assert row["scenario"] == "dumbbell-10x100M-60s" and 59.9 < row["sim_s"] <= 60.0
+    assert row["scenario"] == "dumbbell-10x100M-60s" and row["sim_s"] == pytest.approx(60.0, abs=1e-9)
+    assert 0 <= row["setup_s"] < row["wall_s"]
+    # Ten idle flows hold a few kB each; running, their scoreboards grow with the window.
+    assert 0 < row["bytes_per_idle_flow"] < 4096 and row["bytes_per_idle_flow"] <= row["bytes_per_flow"]
     # The bottleneck is 100 Mbit/s for 60 s: at most 100e6 * 60 / 8 / 1500 = 500,000 packets.
     assert 450_000 < row["bottleneck_pkts"] <= 500_000
     assert row["peak_rss_mb"] is None or row["peak_rss_mb"] < 100
+
+
+def test_bench_rejects_an_unknown_scenario_naming_the_accepted_ones(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["bench", "--scenario", "dumbbell-0x10G-2s"])
+    err = capsys.readouterr().err
+    assert code == 2 and "unknown benchmark scenario 'dumbbell-0x10G-2s'" in err
+    assert "dumbbell-10000x10G-2s" in err and "dumbbell-{N}x10G-{S}s" in err

@@ -130,12 +130,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("bench", help="run the standard performance scenarios",
                        description="Run the standard benchmark scenarios and report wall seconds (the simulation "
-                                   "alone), events/s, bottleneck packets per wall-second, drops and peak RSS.")
+                                   "alone) and its set-up part, events/s and bottleneck packets per wall-second of "
+                                   "the run, drops, bytes of state per flow and peak RSS.")
     b.add_argument("--json", action="store_true",
-                   help="one JSON object per line with keys scenario, wall_s, sim_s, events, events_per_s, "
-                        "bottleneck_pkts, bottleneck_pkts_per_s, drops, peak_rss_mb (default: a table)")
+                   help="one JSON object per line with keys scenario, wall_s, setup_s, sim_s, events, events_per_s, "
+                        "bottleneck_pkts, bottleneck_pkts_per_s, drops, bytes_per_flow, bytes_per_idle_flow, "
+                        "peak_rss_mb (default: a table)")
     b.add_argument("--scenario", action="append", default=None, metavar="NAME",
-                   help="run only this scenario (repeatable; default: all of them)")
+                   help="run only this scenario (repeatable; default: the standard rows). Besides the listed rows, "
+                        "any dumbbell-{N}x10G-{S}s (N Reno flows at 10 Gbit/s for S seconds) is accepted")
+    b.add_argument("--large", action="store_true",
+                   help="also run the large rows (dumbbell-100000x10G-1s: minutes and several GB)")
     return p
 
 
@@ -465,11 +470,14 @@ def _cmd_list(args: argparse.Namespace) -> int:
 def _cmd_bench(args: argparse.Namespace) -> int:
     from tcplab import _core
 
-    known = list(_core.bench_scenarios())
-    names = args.scenario or known
+    names = args.scenario or list(_core.bench_scenarios())
+    if args.large:
+        names += [n for n in _core.bench_large_scenarios() if n not in names]
     for name in names:
-        if name not in known:
-            _err(f"--scenario: unknown benchmark scenario {name!r}; accepted: {', '.join(known)}")
+        try:
+            _core.bench_check(name)
+        except ValueError as e:
+            _err(f"--scenario: {e}")
             return EXIT_BAD_INPUT
     rows = []
     for name in names:
@@ -489,12 +497,14 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         from rich.table import Table
 
         t = Table(title="tcplab bench")
-        for col in ("scenario", "wall (s)", "simulated (s)", "events/s", "bottleneck pkts/s", "drops", "peak RSS (MB)"):
+        for col in ("scenario", "wall (s)", "set-up (s)", "simulated (s)", "events/s", "bottleneck pkts/s", "drops",
+                    "B/flow", "peak RSS (MB)"):
             t.add_column(col, justify="right")
         for r in rows:
             rss = r["peak_rss_mb"]
-            t.add_row(r["scenario"], f"{r['wall_s']:.3f}", f"{r['sim_s']:.1f}", f"{r['events_per_s']:,.0f}",
-                      f"{r['bottleneck_pkts_per_s']:,.0f}", str(r["drops"]), "-" if rss is None else f"{rss:.1f}")
+            t.add_row(r["scenario"], f"{r['wall_s']:.3f}", f"{r['setup_s']:.3f}", f"{r['sim_s']:.1f}",
+                      f"{r['events_per_s']:,.0f}", f"{r['bottleneck_pkts_per_s']:,.0f}", str(r["drops"]),
+                      f"{r['bytes_per_flow']:,.0f}", "-" if rss is None else f"{rss:.1f}")
         Console().print(t)
     return EXIT_OK
 

@@ -10,14 +10,23 @@ Tables and columns (times in seconds, rates in bit/s, sizes in bytes):
 
 - ``flows``: flow_id, name, group, cc, src, dst, start_s, established_s,
   completed_s, elapsed_s (completion - start, handshake included; NaN if not
-  completed), bytes_target (<NA> for bulk), bytes_delivered, goodput_bps, segs_sent,
-  retransmits, fast_retransmits, rtos, spurious_rtos, syn_retransmits.
-- ``udp``: flow_id, name, group, src, dst, pkts_sent, pkts_delivered, pkts_lost,
-  owd_mean_s, owd_max_s, jitter_s.
-- ``queues``: link, enq_pkts, enq_bytes, drops_overflow, drops_early, drops_forced,
-  drops_corruption, occ_mean_pkts, occ_max_pkts, occ_mean_bytes, occ_max_bytes.
-- ``links``: link, rate_bps, delay_s, tx_pkts, tx_bytes, utilisation,
-  busy_sample_fraction, realised_per.
+  completed), bytes_target (<NA> for bulk), bytes_delivered, goodput_bps,
+  window_start_s, window_end_s (the span goodput covers: the run's measurement window
+  clipped to the flow's life), segs_sent, retransmits, fast_retransmits, rtos,
+  spurious_rtos, syn_retransmits.
+- ``udp``: flow_id, name, group, src, dst, window_start_s, window_end_s, pkts_sent,
+  pkts_delivered, pkts_lost, owd_mean_s, owd_max_s, jitter_s.
+- ``queues``: link, window_start_s, window_end_s, enq_pkts, enq_bytes,
+  drops_overflow, drops_early, drops_forced, drops_corruption, occ_mean_pkts,
+  occ_max_pkts, occ_mean_bytes, occ_max_bytes.
+- ``links``: link, window_start_s, window_end_s, rate_bps, delay_s, tx_pkts, tx_bytes,
+  utilisation, busy_sample_fraction, realised_per.
+
+Summaries cover the measurement window [window_start_s, window_end_s]: from the
+scenario's ``warmup`` (default 0) to the end of the run, ``meta["sim_end_s"]``, which
+is the scenario's ``duration`` when it sets one (else the last event's time). The
+core's ``metrics`` module documents which columns are windowed; ``meta`` counts
+(drops, bottleneck_pkts) cover the whole run.
 - series (only when recorded): ``cwnd`` (t_s, flow_id, cwnd_bytes, ssthresh_bytes,
   srtt_s, rto_s, state), ``queue`` (t_s, link, pkts, bytes), ``owd`` (t_s, flow_id,
   owd_s), ``drops`` (t_s, link, flow_id, cause).
@@ -56,21 +65,25 @@ COLUMNS: dict[str, dict[str, str]] = {
     "flows": {
         "flow_id": _I, "name": _S, "group": _S, "cc": _S, "src": _S, "dst": _S,
         "start_s": _F, "established_s": _F, "completed_s": _F, "elapsed_s": _F,
-        "bytes_target": _NI, "bytes_delivered": _I, "goodput_bps": _F, "segs_sent": _I,
+        "bytes_target": _NI, "bytes_delivered": _I, "goodput_bps": _F, "window_start_s": _F,
+        "window_end_s": _F, "segs_sent": _I,
         "retransmits": _I, "fast_retransmits": _I, "rtos": _I, "spurious_rtos": _I,
         "syn_retransmits": _I,
     },
     "udp": {
-        "flow_id": _I, "name": _S, "group": _S, "src": _S, "dst": _S, "pkts_sent": _I,
+        "flow_id": _I, "name": _S, "group": _S, "src": _S, "dst": _S, "window_start_s": _F,
+        "window_end_s": _F, "pkts_sent": _I,
         "pkts_delivered": _I, "pkts_lost": _I, "owd_mean_s": _F, "owd_max_s": _F, "jitter_s": _F,
     },
     "queues": {
-        "link": _S, "enq_pkts": _I, "enq_bytes": _I, "drops_overflow": _I, "drops_early": _I,
+        "link": _S, "window_start_s": _F, "window_end_s": _F, "enq_pkts": _I, "enq_bytes": _I,
+        "drops_overflow": _I, "drops_early": _I,
         "drops_forced": _I, "drops_corruption": _I, "occ_mean_pkts": _F, "occ_max_pkts": _F,
         "occ_mean_bytes": _F, "occ_max_bytes": _F,
     },
     "links": {
-        "link": _S, "rate_bps": _I, "delay_s": _F, "tx_pkts": _I, "tx_bytes": _I,
+        "link": _S, "window_start_s": _F, "window_end_s": _F, "rate_bps": _I, "delay_s": _F,
+        "tx_pkts": _I, "tx_bytes": _I,
         "utilisation": _F, "busy_sample_fraction": _F, "realised_per": _F,
     },
     "series_cwnd": {

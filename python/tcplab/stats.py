@@ -297,6 +297,9 @@ def loss_rate(queues: pd.DataFrame) -> pd.Series:
 def utilisation(links: pd.DataFrame, duration_s: float | None = None) -> pd.Series:
     """Link utilisation: the core's column, or ``tx_bytes * 8 / (rate * duration)``.
 
+    Both cover the run's measurement window: ``tx_bytes`` counts the window, so
+    ``duration_s`` should be its length (``window_end_s - window_start_s``).
+
     Example:
         >>> links = pd.DataFrame({"rate_bps": [1000], "tx_bytes": [100], "utilisation": [0.8]})
         >>> utilisation(links).tolist(), utilisation(links, duration_s=1.0).tolist()

@@ -1,25 +1,43 @@
-//! `cargo bench --bench engine`: runs the standard scenarios and prints one JSON line
-//! each (events/s and bottleneck packets per wall-second), plus the per-ACK cost of
-//! each registered congestion control on the test kit.
+//! `cargo bench --bench engine [-- NAME...]`: runs the standard scenarios (or the
+//! named ones, see `bench::check`) and prints one JSON line each: set-up and total
+//! wall seconds, events/s and bottleneck packets per wall-second of the run, and the
+//! per-flow state bytes; then the per-ACK cost of each registered congestion control
+//! on the test kit (only when no names are given).
 
 use std::time::Instant;
 use tcplab_core::{bench, cc, sim};
 
 fn main() {
-    for name in bench::SCENARIOS {
+    let names: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
+    let standard = names.is_empty();
+    let names: Vec<String> = if standard { bench::SCENARIOS.iter().map(|s| s.to_string()).collect() } else { names };
+    for name in &names {
+        if let Err(e) = bench::check(name) {
+            eprintln!("{e}");
+            std::process::exit(2);
+        }
         let sc = bench::scenario(name).unwrap();
         let t0 = Instant::now();
-        let r = sim::run(&sc, 1).expect("benchmark scenario runs");
-        let wall = t0.elapsed().as_secs_f64();
+        let sim = sim::Simulation::new(&sc, 1).expect("benchmark scenario builds");
+        let setup = t0.elapsed().as_secs_f64();
+        let idle_bytes = sim.flow_state_bytes() as f64 / sc.flows.len() as f64;
+        let t1 = Instant::now();
+        let r = sim.run();
+        let run = t1.elapsed().as_secs_f64();
         println!(
-            "{{\"scenario\": \"{name}\", \"wall_s\": {wall:.4}, \"sim_s\": {:.1}, \"events\": {}, \"events_per_s\": {:.0}, \"bottleneck_pkts\": {}, \"bottleneck_pkts_per_s\": {:.0}, \"drops\": {}}}",
+            "{{\"scenario\": \"{name}\", \"wall_s\": {:.4}, \"setup_s\": {setup:.4}, \"sim_s\": {:.1}, \"events\": {}, \"events_per_s\": {:.0}, \"bottleneck_pkts\": {}, \"bottleneck_pkts_per_s\": {:.0}, \"drops\": {}, \"bytes_per_flow\": {:.0}, \"bytes_per_idle_flow\": {idle_bytes:.0}}}",
+            setup + run,
             r.meta.sim_end_s,
             r.meta.events,
-            r.meta.events as f64 / wall,
+            r.meta.events as f64 / run,
             r.meta.bottleneck_pkts,
-            r.meta.bottleneck_pkts as f64 / wall,
-            r.meta.drops
+            r.meta.bottleneck_pkts as f64 / run,
+            r.meta.drops,
+            r.meta.flow_state_bytes as f64 / sc.flows.len() as f64,
         );
+    }
+    if !standard {
+        return;
     }
     for e in cc::registry() {
         let w = cc::Window::new(14600, u64::MAX, 1460, false, 2);

@@ -11,11 +11,50 @@
 //!   bottleneck with 20 ms one-way delay, 10 Gbit/s access links with 1 ms, drop-tail
 //!   of 1 BDP (RTT 44 ms: 1e9 * 0.044 / 8 / 1500 = 3667 packets), 10 s simulated.
 //!   ns-3.44 takes about 92 s here (~8,500 bottleneck packets per wall-second).
+//!
+//! - `dumbbell-{N}x10G-{S}s` (issue 15), for any N in 1..=100,000 pairs and S in
+//!   1..=3600 s: N Reno bulk flows (linux profile: SACK, IW10, delayed ACKs), one per
+//!   pair, all opening at t = 0; a 10 Gbit/s bottleneck with 20 ms one-way delay,
+//!   100 Gbit/s access links with 1 ms, drop-tail of 1 BDP (RTT 44 ms: 10e9 * 0.044
+//!   / 8 / 1500 = 36,667 packets), S seconds simulated. The standard rows are
+//!   `dumbbell-10000x10G-2s` and, opt-in because it takes minutes,
+//!   `dumbbell-100000x10G-1s`; other sizes measure how cost scales with flows.
 
 use crate::scenario::Scenario;
 use serde_json::json;
 
-pub const SCENARIOS: [&str; 2] = ["dumbbell-10x100M-60s", "dumbbell-100x1G-10s"];
+/// The rows `tcplab bench` and `make bench` run by default.
+pub const SCENARIOS: [&str; 3] = ["dumbbell-10x100M-60s", "dumbbell-100x1G-10s", "dumbbell-10000x10G-2s"];
+/// Rows run only on request (`tcplab bench --large`).
+pub const LARGE_SCENARIOS: [&str; 1] = ["dumbbell-100000x10G-1s"];
+
+/// Largest N and S of the `dumbbell-{N}x10G-{S}s` family.
+const MAX_PAIRS: u32 = 100_000;
+const MAX_SECS: u64 = 3600;
+
+/// Parses `dumbbell-{N}x10G-{S}s` into (N, S).
+fn parse_10g(name: &str) -> Option<(u32, u64)> {
+    let rest = name.strip_prefix("dumbbell-")?.strip_suffix("s")?;
+    let (pairs, secs) = rest.split_once("x10G-")?;
+    let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) && !t.starts_with('0');
+    if !digits(pairs) || !digits(secs) {
+        return None;
+    }
+    let (pairs, secs) = (pairs.parse().ok()?, secs.parse().ok()?);
+    (pairs <= MAX_PAIRS && secs <= MAX_SECS).then_some((pairs, secs))
+}
+
+/// Why `name` is not a benchmark scenario, or `Ok` if it is one.
+pub fn check(name: &str) -> Result<(), String> {
+    if scenario_json(name).is_some() {
+        return Ok(());
+    }
+    Err(format!(
+        "unknown benchmark scenario '{name}'; accepted: {}, {}, or dumbbell-{{N}}x10G-{{S}}s with N in 1..={MAX_PAIRS} pairs and S in 1..={MAX_SECS} s",
+        SCENARIOS.join(", "),
+        LARGE_SCENARIOS.join(", ")
+    ))
+}
 
 /// A dumbbell of `pairs` bulk flows running `cc` with the `linux` profile (plus
 /// `tcp` overrides), a drop-tail bottleneck of `limit` packets, for `secs` seconds.
@@ -50,8 +89,15 @@ fn bulk_dumbbell(
     })
 }
 
-/// The named standard scenario.
+/// The named benchmark scenario (see `check` for the accepted names).
 pub fn scenario(name: &str) -> Option<Scenario> {
+    scenario_json(name).map(|v| serde_json::from_value(v).expect("built-in scenario is valid"))
+}
+
+fn scenario_json(name: &str) -> Option<serde_json::Value> {
+    if let Some((pairs, secs)) = parse_10g(name) {
+        return Some(bulk_dumbbell(name, pairs, "reno", json!({}), 10_000_000_000, 36_667, 100_000_000_000, secs));
+    }
     let v = match name {
         "dumbbell-10x100M-60s" => bulk_dumbbell(
             name, 10, "reno", json!({"mss": 1448, "header_bytes": 52}), 100_000_000, 367, 1_000_000_000, 60,
@@ -59,5 +105,27 @@ pub fn scenario(name: &str) -> Option<Scenario> {
         "dumbbell-100x1G-10s" => bulk_dumbbell(name, 100, "cubic", json!({}), 1_000_000_000, 3667, 10_000_000_000, 10),
         _ => return None,
     };
-    Some(serde_json::from_value(v).expect("built-in scenario is valid"))
+    Some(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_of_the_10g_family() {
+        assert_eq!(parse_10g("dumbbell-10000x10G-2s"), Some((10_000, 2)));
+        assert_eq!(parse_10g("dumbbell-100000x10G-1s"), Some((100_000, 1)));
+        for bad in ["dumbbell-0x10G-2s", "dumbbell-100001x10G-1s", "dumbbell-10x10G-0s", "dumbbell-010x10G-2s",
+                    "dumbbell-10x10G-2", "dumbbell-x10G-2s", "dumbbell-10x1G-2s", "dumbbell-+5x10G-2s"] {
+            assert_eq!(parse_10g(bad), None, "{bad}");
+            assert!(check(bad).unwrap_err().contains("dumbbell-{N}x10G-{S}s"));
+        }
+        for name in SCENARIOS.iter().chain(LARGE_SCENARIOS.iter()) {
+            assert!(check(name).is_ok(), "{name}");
+        }
+        let sc = scenario("dumbbell-3x10G-2s").unwrap();
+        assert_eq!(sc.flows.len(), 3);
+        assert_eq!(sc.duration, Some(crate::time::SimDuration::from_secs(2)));
+    }
 }

@@ -24,9 +24,17 @@ pub struct Scenario {
     pub name: String,
     pub topology: Topology,
     pub flows: Vec<FlowSpec>,
-    /// Stop time. Default: when every finite flow has completed (or at `max_duration`).
+    /// Stop time, and the end of the measurement window: the run ends at `duration`
+    /// exactly (its `sim_end_s`), and rates and utilisations are computed up to it.
+    /// Default: when every finite flow has completed (or at `max_duration`).
     #[serde(default)]
     pub duration: Option<SimDuration>,
+    /// Start of the measurement window (needs `duration`, and must be less than it):
+    /// summaries (throughput, utilisation, queue occupancy, drops) cover
+    /// [warmup, duration], leaving the start-up out. Default: unset, the window
+    /// starts at 0.
+    #[serde(default)]
+    pub warmup: Option<SimDuration>,
     /// Safety cap on simulated time when `duration` is unset. Default 3600 s.
     #[serde(default = "default_max_duration")]
     pub max_duration: SimDuration,

@@ -45,40 +45,59 @@ fn peak_rss_mb() -> Option<f64> {
     Some(kb / 1024.0)
 }
 
-/// Names of the standard benchmark scenarios.
+/// Names of the standard benchmark scenarios (the rows `tcplab bench` runs).
 #[pyfunction]
 fn bench_scenarios() -> Vec<&'static str> {
     tcplab_core::bench::SCENARIOS.to_vec()
 }
 
-/// Runs standard benchmark scenario `name` and returns one JSON object: scenario,
-/// wall_s (the simulation alone, without process start-up), sim_s, events,
-/// events_per_s, bottleneck_pkts, bottleneck_pkts_per_s, drops, peak_rss_mb.
+/// Names of the benchmark rows run only on request (`tcplab bench --large`).
+#[pyfunction]
+fn bench_large_scenarios() -> Vec<&'static str> {
+    tcplab_core::bench::LARGE_SCENARIOS.to_vec()
+}
+
+/// Raises ValueError, naming what is accepted, unless `name` is a benchmark scenario
+/// (a standard or large row, or any `dumbbell-{N}x10G-{S}s`).
+#[pyfunction]
+fn bench_check(name: &str) -> PyResult<()> {
+    tcplab_core::bench::check(name).map_err(PyValueError::new_err)
+}
+
+/// Runs benchmark scenario `name` and returns one JSON object: scenario, wall_s
+/// (set-up and run, without process start-up), setup_s (building the simulation:
+/// topology, routes, flows), sim_s, events, events_per_s and bottleneck_pkts_per_s
+/// (over the run, set-up excluded), bottleneck_pkts, drops, bytes_per_flow (per-flow
+/// state at the end of the run), bytes_per_idle_flow (after set-up), peak_rss_mb.
 #[pyfunction]
 #[pyo3(name = "bench")]
 fn run_bench(py: Python<'_>, name: &str) -> PyResult<String> {
-    let sc = tcplab_core::bench::scenario(name).ok_or_else(|| {
-        PyValueError::new_err(format!(
-            "unknown benchmark scenario '{name}'; accepted: {}",
-            tcplab_core::bench::SCENARIOS.join(", ")
-        ))
-    })?;
-    let (wall, r) = py.detach(move || {
+    tcplab_core::bench::check(name).map_err(PyValueError::new_err)?;
+    let sc = tcplab_core::bench::scenario(name).expect("checked");
+    let flows = sc.flows.len().max(1) as f64;
+    let (setup, run, idle_bytes, r) = py.detach(move || {
         let t0 = std::time::Instant::now();
-        let r = tcplab_core::sim::run(&sc, 1);
-        (t0.elapsed().as_secs_f64(), r)
-    });
-    let r = r.map_err(PyValueError::new_err)?;
+        let sim = tcplab_core::sim::Simulation::new(&sc, 1)?;
+        let setup = t0.elapsed().as_secs_f64();
+        let idle_bytes = sim.flow_state_bytes();
+        let t1 = std::time::Instant::now();
+        let r = sim.run();
+        Ok::<_, String>((setup, t1.elapsed().as_secs_f64(), idle_bytes, r))
+    })
+    .map_err(PyValueError::new_err)?;
     let m = &r.meta;
     Ok(serde_json::json!({
         "scenario": name,
-        "wall_s": wall,
+        "wall_s": setup + run,
+        "setup_s": setup,
         "sim_s": m.sim_end_s,
         "events": m.events,
-        "events_per_s": m.events as f64 / wall,
+        "events_per_s": m.events as f64 / run,
         "bottleneck_pkts": m.bottleneck_pkts,
-        "bottleneck_pkts_per_s": m.bottleneck_pkts as f64 / wall,
+        "bottleneck_pkts_per_s": m.bottleneck_pkts as f64 / run,
         "drops": m.drops,
+        "bytes_per_flow": (m.flow_state_bytes as f64 / flows).round(),
+        "bytes_per_idle_flow": (idle_bytes as f64 / flows).round(),
         "peak_rss_mb": peak_rss_mb(),
     })
     .to_string())
@@ -92,5 +111,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;
     m.add_function(wrap_pyfunction!(bench_scenarios, m)?)?;
+    m.add_function(wrap_pyfunction!(bench_large_scenarios, m)?)?;
+    m.add_function(wrap_pyfunction!(bench_check, m)?)?;
     Ok(())
 }

@@ -7,6 +7,18 @@
 //! Units are in the column names: `_s` seconds, `_bps` bit/s, `_bytes`/`bytes_` bytes,
 //! `_pkts` packets. A missing value (a flow that never completed) is `None` (JSON null,
 //! NaN in pandas).
+//!
+//! **Measurement window.** Summaries cover the window [`window_start_s`,
+//! `window_end_s`], which every summary table states in those two columns. The window
+//! ends at the end of the run, `meta.sim_end_s`: the scenario's `duration` when it
+//! sets one (exactly, whenever the last event happened), otherwise the time of the
+//! last event processed (the last flow's completion, or `max_duration`). It starts at
+//! the scenario's `warmup` (default 0). Windowed: the queue counters, drops and
+//! occupancies; the links' transmissions, utilisation, busy sampling and realised
+//! PER; TCP goodput (over the flow's part of the window, see `FlowTable`); UDP
+//! counts and delays. Not windowed: the TCP flows' event times and per-connection
+//! counters (segments, retransmissions, timeouts, final state), UDP jitter (the
+//! estimate at the end), the time series, and `Meta`'s run-wide counts.
 
 use serde::Serialize;
 
@@ -29,9 +41,17 @@ pub struct FlowTable {
     pub elapsed_s: Vec<Option<f64>>,
     pub bytes_target: Vec<Option<u64>>,
     pub bytes_delivered: Vec<u64>,
-    /// Delivered bits over elapsed time (bulk: over the time from start to the end of
-    /// the run or the stop time), bit/s.
+    /// Bits delivered to the application during [window_start_s, window_end_s]
+    /// divided by its length, bit/s; 0 when that span is empty.
     pub goodput_bps: Vec<f64>,
+    /// Start of the span goodput covers: the later of the flow's start and the run's
+    /// window start (`warmup`), s.
+    pub window_start_s: Vec<f64>,
+    /// End of that span: the flow's completion, else its stop time, else the end of
+    /// the run (never past the run's end, never before `window_start_s`), s. Without
+    /// `warmup`, a finite flow's span is its elapsed time and a bulk flow's runs
+    /// from its start to its stop or the end of the run.
+    pub window_end_s: Vec<f64>,
     pub segs_sent: Vec<u64>,
     pub retransmits: Vec<u64>,
     pub fast_retransmits: Vec<u64>,
@@ -47,7 +67,7 @@ pub struct FlowTable {
     pub final_srtt_s: Vec<Option<f64>>,
 }
 
-/// One row per UDP flow.
+/// One row per UDP flow; counts and delays over the measurement window.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct UdpTable {
     pub flow_id: Vec<u32>,
@@ -55,49 +75,64 @@ pub struct UdpTable {
     pub group: Vec<String>,
     pub src: Vec<String>,
     pub dst: Vec<String>,
+    /// The measurement window the counts cover (the run's), s.
+    pub window_start_s: Vec<f64>,
+    pub window_end_s: Vec<f64>,
+    /// Datagrams sent, delivered and lost in the window (each counted at the instant
+    /// it was sent, delivered or dropped).
     pub pkts_sent: Vec<u64>,
     pub pkts_delivered: Vec<u64>,
     /// Dropped by a queue or an error model.
     pub pkts_lost: Vec<u64>,
+    /// One-way delay of the datagrams delivered in the window, s.
     pub owd_mean_s: Vec<Option<f64>>,
     pub owd_max_s: Vec<Option<f64>>,
     /// RFC 3550 §6.4.1 interarrival jitter estimate at the end of the run, s.
     pub jitter_s: Vec<Option<f64>>,
 }
 
-/// One row per link's queue.
+/// One row per link's queue; counts and occupancies over the measurement window.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct QueueTable {
     pub link: Vec<String>,
+    /// The measurement window the row covers (the same on every row), s.
+    pub window_start_s: Vec<f64>,
+    pub window_end_s: Vec<f64>,
     pub enq_pkts: Vec<u64>,
     pub enq_bytes: Vec<u64>,
     pub drops_overflow: Vec<u64>,
     pub drops_early: Vec<u64>,
     pub drops_forced: Vec<u64>,
     pub drops_corruption: Vec<u64>,
-    /// Time-weighted mean occupancy (waiting packets, not the one in service).
+    /// Time-weighted mean occupancy over the window (waiting packets, not the one in
+    /// service).
     pub occ_mean_pkts: Vec<f64>,
+    /// Largest occupancy in the window (from the occupancy at its start).
     pub occ_max_pkts: Vec<u32>,
     pub occ_mean_bytes: Vec<f64>,
     pub occ_max_bytes: Vec<u64>,
 }
 
-/// One row per link.
+/// One row per link; transmissions and utilisation over the measurement window.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct LinkTable {
     pub link: Vec<String>,
+    /// The measurement window the row covers (the same on every row), s.
+    pub window_start_s: Vec<f64>,
+    pub window_end_s: Vec<f64>,
     pub from: Vec<String>,
     pub to: Vec<String>,
     pub rate_bps: Vec<u64>,
     pub delay_s: Vec<f64>,
     pub tx_pkts: Vec<u64>,
     pub tx_bytes: Vec<u64>,
-    /// Busy fraction of the transmitter over the run.
+    /// Busy fraction of the transmitter over the window.
     pub utilisation: Vec<f64>,
-    /// Fraction of sampling instants with a non-empty queue (seed 001); `None` when
-    /// sampling was off.
+    /// Fraction of the window's sampling instants with a non-empty queue (seed 001);
+    /// `None` when sampling was off.
     pub busy_sample_fraction: Vec<Option<f64>>,
-    /// Packet error rate the error model realised; `None` without an error model.
+    /// Packet error rate the error model realised in the window; `None` without an
+    /// error model.
     pub realised_per: Vec<Option<f64>>,
 }
 
@@ -149,12 +184,16 @@ pub struct Series {
     pub drops: DropSeries,
 }
 
-/// Run-level facts.
+/// Run-level facts. Counts here cover the whole run, not the measurement window.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Meta {
     pub name: String,
     pub seed: u64,
+    /// End of the run and of the measurement window: the scenario's `duration` if
+    /// set, else the time of the last event processed, s.
     pub sim_end_s: f64,
+    /// Start of the measurement window: the scenario's `warmup`, or 0, s.
+    pub window_start_s: f64,
     pub events: u64,
     /// FNV-1a digest of the delivery/drop trace, hex.
     pub digest: String,
@@ -163,6 +202,9 @@ pub struct Meta {
     pub drops: u64,
     /// Most packets alive at once (the pool's high-water mark).
     pub peak_packets: usize,
+    /// Bytes of per-flow simulator state at the end of the run, summed over flows
+    /// (`Simulation::flow_state_bytes`).
+    pub flow_state_bytes: u64,
     /// Names of links, indexed by the `link` columns of the series.
     pub link_names: Vec<String>,
 }

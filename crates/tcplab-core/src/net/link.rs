@@ -9,13 +9,18 @@
 //! only the head of the pipe needs an event (the heap holds one event per link, not
 //! one per packet in flight). The two directions of a cable are two `Link`s, which is
 //! how asymmetric links (ADSL 1500/256 kbit/s) are built.
+//!
+//! Counters and time integrals cover the measurement window: they start at zero and
+//! `open_window` restarts them at the warm-up time (a transmission in progress then
+//! counts its busy time from that instant, and the occupancy maximum restarts from
+//! the occupancy at that instant).
 
-use super::error::ErrorModel;
-use super::packet::{LinkId, NodeId, PacketId};
+use super::error::{ErrorModel, ErrorStats};
+use super::packet::{LinkId, NodeId, PacketRef};
 use super::queue::{DropCause, QueueDisc};
 use crate::rng::RngStream;
 use crate::time::{Rate, SimDuration, SimTime};
-use std::collections::VecDeque;
+use super::head_deque::HeadDeque;
 
 /// Per-link and per-queue counters, with time-weighted occupancy.
 #[derive(Clone, Debug, Default)]
@@ -48,12 +53,16 @@ pub struct Link {
     pub queue: Box<dyn QueueDisc>,
     pub error: Option<Box<dyn ErrorModel>>,
     pub queue_rng: RngStream,
-    /// Packet being serialized and its size.
-    pub in_service: Option<(PacketId, u32)>,
+    /// Packet being serialized.
+    pub in_service: Option<PacketRef>,
     busy_since: SimTime,
     /// Packets propagating: (arrival time, packet).
-    pub pipe: VecDeque<(SimTime, PacketId)>,
+    pub pipe: HeadDeque<(SimTime, PacketRef)>,
     pub stats: LinkStats,
+    /// The error model's counts when the measurement window opened.
+    error_base: ErrorStats,
+    /// Packets transmitted before the measurement window opened.
+    pub tx_pkts_before_window: u64,
 }
 
 impl Link {
@@ -81,9 +90,36 @@ impl Link {
             queue_rng,
             in_service: None,
             busy_since: SimTime::ZERO,
-            pipe: VecDeque::with_capacity(64),
+            pipe: HeadDeque::default(),
             stats: LinkStats::default(),
+            error_base: ErrorStats::default(),
+            tx_pkts_before_window: 0,
         }
+    }
+
+    /// Restarts the counters and integrals at `now`, the start of the measurement
+    /// window: what happened before (the warm-up) is left out of the summaries.
+    pub fn open_window(&mut self, now: SimTime) {
+        self.account(now);
+        self.tx_pkts_before_window += self.stats.tx_pkts;
+        self.stats = LinkStats {
+            occ_max_pkts: self.queue.len_packets(),
+            occ_max_bytes: self.queue.len_bytes(),
+            last_change: now,
+            ..LinkStats::default()
+        };
+        if self.in_service.is_some() {
+            self.busy_since = now;
+        }
+        self.error_base = self.error.as_ref().map_or_else(ErrorStats::default, |e| e.stats());
+    }
+
+    /// The error model's counts over the measurement window.
+    pub fn error_stats(&self) -> Option<ErrorStats> {
+        self.error.as_ref().map(|e| {
+            let s = e.stats();
+            ErrorStats { packets: s.packets - self.error_base.packets, lost: s.lost - self.error_base.lost }
+        })
     }
 
     /// Accumulates the occupancy integral up to `now` (call before any change).
@@ -106,19 +142,19 @@ impl Link {
     }
 
     /// Starts serializing `pkt`; returns when it finishes.
-    pub fn start_tx(&mut self, pkt: PacketId, size: u32, now: SimTime) -> SimTime {
-        self.in_service = Some((pkt, size));
+    pub fn start_tx(&mut self, pkt: PacketRef, now: SimTime) -> SimTime {
+        self.in_service = Some(pkt);
         self.busy_since = now;
-        now + self.rate.tx_time(size)
+        now + self.rate.tx_time(pkt.size)
     }
 
     /// Ends the current transmission; returns the packet.
-    pub fn finish_tx(&mut self, now: SimTime) -> (PacketId, u32) {
-        let (pkt, size) = self.in_service.take().expect("tx done on an idle link");
+    pub fn finish_tx(&mut self, now: SimTime) -> PacketRef {
+        let pkt = self.in_service.take().expect("tx done on an idle link");
         self.stats.busy_ns += now.0 - self.busy_since.0;
         self.stats.tx_pkts += 1;
-        self.stats.tx_bytes += size as u64;
-        (pkt, size)
+        self.stats.tx_bytes += pkt.size as u64;
+        pkt
     }
 
     /// Busy time including a transmission in progress at `now`.

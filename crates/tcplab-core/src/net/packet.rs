@@ -20,6 +20,19 @@ pub type LinkId = u32;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct PacketId(pub u32);
 
+/// What the network carries of a packet from hop to hop: its pool id, its size on the
+/// wire and its destination node. Queues, transmitters and propagation pipes hold
+/// this, so forwarding never reads the packet itself (its headers sit in the pool,
+/// usually out of cache by the time the packet reaches the next hop); only the
+/// endpoints do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PacketRef {
+    pub id: PacketId,
+    /// Bytes on the wire.
+    pub size: u32,
+    pub dst: NodeId,
+}
+
 /// A SACK block [start, end) in sequence space (RFC 2018 §3).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SackBlock {
@@ -130,6 +143,11 @@ impl PacketPool {
             self.slots.push(p);
             PacketId(self.slots.len() as u32 - 1)
         }
+    }
+    /// Stores `p` and returns the reference the network carries.
+    pub fn alloc_ref(&mut self, p: Packet) -> PacketRef {
+        let (size, dst) = (p.size, p.dst);
+        PacketRef { id: self.alloc(p), size, dst }
     }
     pub fn free(&mut self, id: PacketId) {
         self.live -= 1;

@@ -1,25 +1,27 @@
-//! Topology builders and static shortest-path routes.
+//! Topology builders: a topology description expanded into named nodes and
+//! unidirectional links, with the names checked and indexed.
 //!
-//! A topology is a list of named nodes and unidirectional links. The dumbbell builder
-//! expands `Topology::Dumbbell` into that form. Routes are static: for every
-//! (node, destination) the first link of the path with the least total propagation
-//! delay, ties broken by fewer hops and then by the lower link index, so routing is
-//! deterministic (Dijkstra over a `Vec`, no hash order involved).
+//! The dumbbell builder expands `Topology::Dumbbell` into that form; an explicit
+//! graph is taken as given. Names are indexed in a hash map used only for look-ups
+//! (never iterated), so checking and resolving names is O(V + E) and nothing depends
+//! on hash order. Routes over the expanded graph are `net::routing`'s.
 
 use crate::scenario::{LinkParams, LinkSpec, Topology};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::HashMap;
 
 /// A topology in explicit form.
 #[derive(Clone, Debug)]
 pub struct Graph {
     pub nodes: Vec<String>,
     pub links: Vec<LinkSpec>,
+    /// `(from, to)` node indices of each link.
+    pub ends: Vec<(u32, u32)>,
+    index: HashMap<String, u32>,
 }
 
 impl Graph {
     pub fn node_index(&self, name: &str) -> Option<u32> {
-        self.nodes.iter().position(|n| n == name).map(|i| i as u32)
+        self.index.get(name).copied()
     }
 }
 
@@ -31,7 +33,7 @@ fn duplex(links: &mut Vec<LinkSpec>, name: &str, a: &str, b: &str, fwd: &LinkPar
 /// Expands a topology description into nodes and links, checking names.
 pub fn expand(t: &Topology) -> Result<Graph, String> {
     let g = match t {
-        Topology::Graph { nodes, links } => Graph { nodes: nodes.clone(), links: links.clone() },
+        Topology::Graph { nodes, links } => (nodes.clone(), links.clone()),
         Topology::Dumbbell(d) => {
             let n = d.pairs as usize;
             if n == 0 {
@@ -75,71 +77,33 @@ pub fn expand(t: &Topology) -> Result<Graph, String> {
                 };
                 duplex(&mut links, &format!("access_d{i}"), "r1", &format!("d{i}"), &r, &r);
             }
-            Graph { nodes, links }
+            (nodes, links)
         }
     };
     // Names must be unique and links must join known nodes.
-    for (i, n) in g.nodes.iter().enumerate() {
-        if g.nodes[..i].contains(n) {
+    let (nodes, links) = g;
+    let mut index = HashMap::with_capacity(nodes.len());
+    for (i, n) in nodes.iter().enumerate() {
+        if index.insert(n.clone(), i as u32).is_some() {
             return Err(format!("topology.nodes: duplicate node name '{n}'"));
         }
     }
-    for (i, l) in g.links.iter().enumerate() {
-        if g.links[..i].iter().any(|o| o.name == l.name) {
+    let mut link_names = std::collections::HashSet::with_capacity(links.len());
+    let mut ends = Vec::with_capacity(links.len());
+    for l in &links {
+        if !link_names.insert(l.name.as_str()) {
             return Err(format!("topology.links: duplicate link name '{}'", l.name));
         }
-        for end in [&l.from, &l.to] {
-            if g.node_index(end).is_none() {
-                return Err(format!("topology.links['{}']: unknown node '{end}'", l.name));
-            }
-        }
+        let end = |name: &String| {
+            index.get(name).copied().ok_or_else(|| format!("topology.links['{}']: unknown node '{name}'", l.name))
+        };
+        ends.push((end(&l.from)?, end(&l.to)?));
         if l.params.rate == 0 {
             return Err(format!("topology.links['{}'].rate must be positive", l.name));
         }
     }
-    Ok(g)
-}
-
-/// `next_hop[node][dst]`: the link a packet at `node` for `dst` takes (`None` at the
-/// destination itself or when unreachable).
-pub fn routes(g: &Graph) -> Vec<Vec<Option<u32>>> {
-    let n = g.nodes.len();
-    let from: Vec<u32> = g.links.iter().map(|l| g.node_index(&l.from).unwrap()).collect();
-    let to: Vec<u32> = g.links.iter().map(|l| g.node_index(&l.to).unwrap()).collect();
-    let mut table = vec![vec![None; n]; n];
-    // One reverse Dijkstra per destination: cost to reach dst from each node.
-    for dst in 0..n {
-        let mut best: Vec<Option<(u64, u32)>> = vec![None; n];
-        best[dst] = Some((0, 0));
-        let mut heap = BinaryHeap::new();
-        heap.push(Reverse((0u64, 0u32, dst as u32)));
-        while let Some(Reverse((cost, hops, v))) = heap.pop() {
-            if best[v as usize] != Some((cost, hops)) {
-                continue;
-            }
-            for (li, l) in g.links.iter().enumerate() {
-                if to[li] != v {
-                    continue;
-                }
-                let u = from[li] as usize;
-                let cand = (cost + l.params.delay.0, hops + 1);
-                let better = match best[u] {
-                    None => true,
-                    Some(b) => cand < b,
-                };
-                let tie_lower_link = best[u] == Some(cand)
-                    && table[u][dst].is_some_and(|cur: u32| (li as u32) < cur);
-                if better || tie_lower_link {
-                    best[u] = Some(cand);
-                    table[u][dst] = Some(li as u32);
-                    if better {
-                        heap.push(Reverse((cand.0, cand.1, u as u32)));
-                    }
-                }
-            }
-        }
-    }
-    table
+    drop(link_names);
+    Ok(Graph { nodes, links, ends, index })
 }
 
 #[cfg(test)]
@@ -148,25 +112,45 @@ mod tests {
     use crate::scenario::{AccessDelay, AccessSpec, DumbbellSpec};
     use crate::time::SimDuration;
 
+    fn link(name: &str, from: &str, to: &str) -> LinkSpec {
+        let params = LinkParams { rate: 1_000_000, delay: SimDuration::from_millis(1), queue: None, error: None };
+        LinkSpec { name: name.into(), from: from.into(), to: to.into(), params }
+    }
+
     #[test]
-    fn dumbbell_routes_cross_the_bottleneck() {
-        let p = |rate, ms| LinkParams { rate, delay: SimDuration::from_millis(ms), queue: None, error: None };
+    fn dumbbell_expands_to_named_nodes_and_links() {
+        let p = LinkParams { rate: 2_000_000, delay: SimDuration::from_millis(70), queue: None, error: None };
+        let access = AccessSpec { rate: 100_000_000, delay: AccessDelay::Same(SimDuration::from_millis(11)), queue: None };
         let t = Topology::Dumbbell(DumbbellSpec {
             pairs: 2,
-            bottleneck: p(2_000_000, 70),
+            bottleneck: p,
             bottleneck_reverse: None,
-            sender_access: AccessSpec { rate: 100_000_000, delay: AccessDelay::Same(SimDuration::from_millis(11)), queue: None },
-            receiver_access: AccessSpec { rate: 100_000_000, delay: AccessDelay::Same(SimDuration::ZERO), queue: None },
+            sender_access: access.clone(),
+            receiver_access: access,
         });
         let g = expand(&t).unwrap();
         assert_eq!(g.nodes, ["s0", "s1", "r0", "r1", "d0", "d1"]);
-        let r = routes(&g);
-        let s0 = g.node_index("s0").unwrap() as usize;
-        let d1 = g.node_index("d1").unwrap() as usize;
-        let r0 = g.node_index("r0").unwrap() as usize;
-        assert_eq!(g.links[r[s0][d1].unwrap() as usize].name, "access_s0");
-        assert_eq!(g.links[r[r0][d1].unwrap() as usize].name, "bottleneck");
-        assert_eq!(g.links[r[d1][s0].unwrap() as usize].name, "access_d1_rev");
-        assert!(r[s0][s0].is_none());
+        let names: Vec<_> = g.links.iter().map(|l| l.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["bottleneck", "bottleneck_rev", "access_s0", "access_s0_rev", "access_d0", "access_d0_rev",
+             "access_s1", "access_s1_rev", "access_d1", "access_d1_rev"]
+        );
+        // access_d1 runs r1 (index 3) -> d1 (index 5).
+        assert_eq!(g.ends[8], (3, 5));
+        assert_eq!(g.node_index("d1"), Some(5));
+        assert_eq!(g.node_index("d2"), None);
+    }
+
+    #[test]
+    fn bad_names_are_reported() {
+        let graph = |nodes: &[&str], links: Vec<LinkSpec>| {
+            expand(&Topology::Graph { nodes: nodes.iter().map(|s| s.to_string()).collect(), links }).unwrap_err()
+        };
+        assert!(graph(&["a", "b", "a"], vec![]).contains("duplicate node name 'a'"));
+        let e = graph(&["a", "b"], vec![link("x", "a", "b"), link("x", "b", "a")]);
+        assert!(e.contains("duplicate link name 'x'"), "{e}");
+        let e = graph(&["a", "b"], vec![link("x", "a", "c")]);
+        assert!(e.contains("topology.links['x']: unknown node 'c'"), "{e}");
     }
 }

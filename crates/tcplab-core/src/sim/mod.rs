@@ -11,8 +11,9 @@ use crate::cc::{self, Window};
 use crate::metrics::{Digest, RunResult};
 use crate::net::error::ErrorModel;
 use crate::net::link::Link;
-use crate::net::packet::{FlowId, LinkId, NodeId, Packet, PacketId, PacketPool, Transport};
-use crate::net::queue::{DropCause, EnqueueCtx, QueuedPacket, Verdict};
+use crate::net::packet::{FlowId, LinkId, NodeId, Packet, PacketId, PacketPool, PacketRef, Transport};
+use crate::net::queue::{DropCause, EnqueueCtx, Verdict};
+use crate::net::routing::Routes;
 use crate::net::topology;
 use crate::rng::RngStream;
 use crate::scenario::{default_queue, FlowSpec, Interval, Scenario};
@@ -54,6 +55,8 @@ struct TcpFlow {
     spurious_syn_rtos: u64,
     last_trace: (u64, u64, u8, u64),
     record_owd: bool,
+    /// Bytes delivered when the measurement window opened.
+    delivered_at_window: u64,
 }
 
 struct UdpFlow {
@@ -90,11 +93,15 @@ pub struct Simulation {
     sched: Scheduler<Event>,
     pool: PacketPool,
     links: Vec<Link>,
-    routes: Vec<Vec<Option<u32>>>,
+    routes: Routes,
     node_names: Vec<String>,
     flows: Vec<Flow>,
     outbox: Outbox,
     end: SimTime,
+    /// `duration` was given: the run ends at `end` exactly.
+    fixed_end: bool,
+    /// Start of the measurement window (`warmup`, or 0).
+    window_start: SimTime,
     stop_when_done: bool,
     unfinished: usize,
     digest: Digest,
@@ -112,7 +119,7 @@ impl Simulation {
     /// Builds a simulation, rejecting impossible scenarios with a message naming the field.
     pub fn new(sc: &Scenario, seed: u64) -> Result<Simulation, String> {
         let graph = topology::expand(&sc.topology)?;
-        let routes = topology::routes(&graph);
+        let mut routes = Routes::new(&graph);
         let mut links = Vec::with_capacity(graph.links.len());
         for (i, l) in graph.links.iter().enumerate() {
             let mut qcfg = l.params.queue.clone().unwrap_or_else(default_queue);
@@ -128,8 +135,8 @@ impl Simulation {
             links.push(Link::new(
                 i as LinkId,
                 l.name.clone(),
-                graph.node_index(&l.from).unwrap(),
-                graph.node_index(&l.to).unwrap(),
+                graph.ends[i].0,
+                graph.ends[i].1,
                 crate::time::Rate(l.params.rate),
                 l.params.delay,
                 queue,
@@ -139,7 +146,9 @@ impl Simulation {
         }
         let node = |field: &str, name: &str| {
             graph.node_index(name).ok_or_else(|| {
-                format!("{field}: unknown node '{name}'; nodes: {}", graph.nodes.join(", "))
+                let shown = graph.nodes.iter().take(20).map(String::as_str).collect::<Vec<_>>().join(", ");
+                let more = if graph.nodes.len() > 20 { format!(", ... ({} nodes)", graph.nodes.len()) } else { String::new() };
+                format!("{field}: unknown node '{name}'; nodes: {shown}{more}")
             })
         };
         let owd_all = sc.record.owd.iter().any(|s| s == "*");
@@ -156,7 +165,9 @@ impl Simulation {
                     if src == dst {
                         return Err(format!("{ctx}: src and dst are the same node"));
                     }
-                    if routes[src as usize][dst as usize].is_none() || routes[dst as usize][src as usize].is_none() {
+                    routes.prepare(dst);
+                    routes.prepare(src);
+                    if !routes.reachable(src, dst, &graph.ends) || !routes.reachable(dst, src, &graph.ends) {
                         return Err(format!("{ctx}: no route between '{}' and '{}'", t.src, t.dst));
                     }
                     if t.bytes == Some(0) {
@@ -192,6 +203,7 @@ impl Simulation {
                         spurious_syn_rtos: 0,
                         last_trace: (u64::MAX, 0, 0, 0),
                         record_owd,
+                        delivered_at_window: 0,
                     })));
                 }
                 FlowSpec::Udp(u) => {
@@ -199,7 +211,8 @@ impl Simulation {
                     let ctx = format!("flows[{i}] ('{name}')");
                     let src = node(&format!("{ctx}.src"), &u.src)?;
                     let dst = node(&format!("{ctx}.dst"), &u.dst)?;
-                    if routes[src as usize][dst as usize].is_none() {
+                    routes.prepare(dst);
+                    if !routes.reachable(src, dst, &graph.ends) {
                         return Err(format!("{ctx}: no route from '{}' to '{}'", u.src, u.dst));
                     }
                     if u.packet_bytes == 0 {
@@ -246,6 +259,23 @@ impl Simulation {
             record_queue[idx] = true;
         }
         let end = SimTime(sc.duration.unwrap_or(sc.max_duration).0);
+        let window_start = match (sc.warmup, sc.duration) {
+            (None, _) => SimTime::ZERO,
+            (Some(w), None) => {
+                return Err(format!(
+                    "warmup ({} s) needs duration: the measurement window is [warmup, duration]",
+                    w.as_secs_f64()
+                ))
+            }
+            (Some(w), Some(d)) if w >= d => {
+                return Err(format!(
+                    "warmup ({} s) must be less than duration ({} s)",
+                    w.as_secs_f64(),
+                    d.as_secs_f64()
+                ))
+            }
+            (Some(w), Some(_)) => SimTime(w.0),
+        };
         let mut sim = Simulation {
             name: sc.name.clone(),
             seed,
@@ -258,6 +288,8 @@ impl Simulation {
             flows,
             outbox: Outbox::default(),
             end,
+            fixed_end: sc.duration.is_some(),
+            window_start,
             stop_when_done: sc.duration.is_none() && !unbounded,
             unfinished,
             digest: Digest::default(),
@@ -273,33 +305,90 @@ impl Simulation {
                 Flow::Tcp(t) => (t.start, t.stop),
                 Flow::Udp(u) => (u.start, u.stop),
             };
-            sim.sched.schedule(start, Event::FlowStart(i as FlowId));
+            sim.sched.schedule_timer(start, Event::FlowStart(i as FlowId));
             if let (Flow::Tcp(_), Some(stop)) = (f, stop) {
-                sim.sched.schedule(stop, Event::AppStop(i as FlowId));
+                sim.sched.schedule_timer(stop, Event::AppStop(i as FlowId));
             }
         }
         if let Some(iv) = sim.busy_interval {
             if iv.0 == 0 {
                 return Err("record.busy_sample_interval must be positive".into());
             }
-            sim.sched.schedule(SimTime(iv.0), Event::BusySample);
+            sim.sched.schedule_timer(SimTime(iv.0), Event::BusySample);
         }
         Ok(sim)
     }
 
+    /// Bytes of per-flow state over all flows: each flow's slot and record (sender,
+    /// receiver, timers, counters, names) and what they own on the heap (congestion
+    /// control, SACK scoreboard, rate sampler, reassembly list). Requested bytes, not
+    /// counting the allocator's per-allocation overhead.
+    pub fn flow_state_bytes(&self) -> usize {
+        self.flows
+            .iter()
+            .map(|f| {
+                std::mem::size_of::<Flow>()
+                    + match f {
+                        Flow::Tcp(t) => {
+                            std::mem::size_of::<TcpFlow>()
+                                + t.name.capacity()
+                                + t.group.capacity()
+                                + t.cc_name.capacity()
+                                + t.pending_rtos.capacity() * std::mem::size_of::<RtoEvent>()
+                                + t.sender.heap_bytes()
+                                + t.receiver.heap_bytes()
+                        }
+                        Flow::Udp(u) => std::mem::size_of::<UdpFlow>() + u.name.capacity() + u.group.capacity(),
+                    }
+            })
+            .sum()
+    }
+
     /// Runs to the end and returns the results.
     pub fn run(mut self) -> RunResult {
+        // Events at the warm-up instant itself belong to the window.
+        if self.window_start > SimTime::ZERO {
+            if !self.run_before(self.window_start) {
+                return self.finish();
+            }
+            self.open_window();
+        }
+        self.run_before(SimTime(self.end.0.saturating_add(1)));
+        self.finish()
+    }
+
+    /// Processes the events before `limit`; false if the run is over (every finite
+    /// flow completed and nothing else keeps it going).
+    fn run_before(&mut self, limit: SimTime) -> bool {
         while let Some(t) = self.sched.peek_time() {
-            if t > self.end {
+            if t >= limit {
                 break;
             }
             let (now, ev) = self.sched.pop().expect("peeked");
             self.handle(now, ev);
             if self.stop_when_done && self.unfinished == 0 {
-                break;
+                return false;
             }
         }
-        self.finish()
+        true
+    }
+
+    /// Starts the measurement window at `window_start`: link, queue and UDP counters
+    /// restart, and each TCP flow notes the bytes delivered so far. Once per run.
+    fn open_window(&mut self) {
+        let now = self.window_start;
+        for l in self.links.iter_mut() {
+            l.open_window(now);
+        }
+        for f in self.flows.iter_mut() {
+            match f {
+                Flow::Tcp(t) => t.delivered_at_window = t.receiver.delivered(),
+                Flow::Udp(u) => {
+                    (u.sent, u.delivered, u.lost) = (0, 0, 0);
+                    (u.owd_sum, u.owd_max) = (0.0, 0.0);
+                }
+            }
+        }
     }
 
     fn handle(&mut self, now: SimTime, ev: Event) {
@@ -320,7 +409,7 @@ impl Simulation {
                     l.stats.nonempty_samples += (l.queue.len_packets() > 0) as u64;
                 }
                 if let Some(iv) = self.busy_interval {
-                    self.sched.schedule(now + iv, Event::BusySample);
+                    self.sched.schedule_timer(now + iv, Event::BusySample);
                 }
             }
         }
@@ -328,28 +417,29 @@ impl Simulation {
 
     // ---------------------------------------------------------------- network
 
-    fn forward(&mut self, node: NodeId, pkt: PacketId, now: SimTime) {
-        let dst = self.pool.get(pkt).dst;
-        if dst == node {
-            self.deliver(pkt, now);
+    /// Hands `pkt`, now at `node`, to its destination endpoint or to its next link.
+    /// Reads only the `PacketRef`, not the pooled packet.
+    fn forward(&mut self, node: NodeId, pkt: PacketRef, now: SimTime) {
+        if pkt.dst == node {
+            self.deliver(pkt.id, now);
             return;
         }
-        match self.routes[node as usize][dst as usize] {
+        match self.routes.next_hop(node, pkt.dst) {
             Some(l) => self.enqueue(l, pkt, now),
-            None => self.pool.free(pkt), // unreachable: validated at build time
+            None => self.pool.free(pkt.id), // unreachable: validated at build time
         }
     }
 
-    fn enqueue(&mut self, l: LinkId, pkt: PacketId, now: SimTime) {
-        let size = self.pool.get(pkt).size;
+    fn enqueue(&mut self, l: LinkId, pkt: PacketRef, now: SimTime) {
+        let size = pkt.size;
         let link = &mut self.links[l as usize];
         link.account(now);
         let mut ctx = EnqueueCtx {
             now,
-            in_service_bytes: link.in_service.map(|(_, s)| s),
+            in_service_bytes: link.in_service.map(|p| p.size),
             rng: &mut link.queue_rng,
         };
-        match link.queue.enqueue(QueuedPacket { id: pkt, size }, &mut ctx) {
+        match link.queue.enqueue(pkt, &mut ctx) {
             Verdict::Dropped(cause) => {
                 link.record_drop(cause);
                 self.on_drop(l, pkt, cause, now);
@@ -359,7 +449,7 @@ impl Simulation {
                 link.stats.enq_bytes += size as u64;
                 if link.in_service.is_none() {
                     if let Some(q) = link.queue.dequeue(now) {
-                        let done = link.start_tx(q.id, q.size, now);
+                        let done = link.start_tx(q, now);
                         self.sched.schedule(done, Event::TxDone(l));
                     }
                 }
@@ -371,14 +461,14 @@ impl Simulation {
 
     fn on_tx_done(&mut self, l: LinkId, now: SimTime) {
         let link = &mut self.links[l as usize];
-        let (pkt, size) = link.finish_tx(now);
+        let pkt = link.finish_tx(now);
         let lost = match link.error.as_mut() {
-            Some(e) => e.is_lost(now, size),
+            Some(e) => e.is_lost(now, pkt.size),
             None => false,
         };
         link.account(now);
         if let Some(q) = link.queue.dequeue(now) {
-            let done = link.start_tx(q.id, q.size, now);
+            let done = link.start_tx(q, now);
             self.sched.schedule(done, Event::TxDone(l));
         }
         if lost {
@@ -404,9 +494,9 @@ impl Simulation {
         self.forward(to, pkt, now);
     }
 
-    fn on_drop(&mut self, l: LinkId, pkt: PacketId, cause: DropCause, now: SimTime) {
-        let p = *self.pool.get(pkt);
-        self.pool.free(pkt);
+    fn on_drop(&mut self, l: LinkId, pkt: PacketRef, cause: DropCause, now: SimTime) {
+        let p = *self.pool.get(pkt.id);
+        self.pool.free(pkt.id);
         self.drops += 1;
         self.digest.mix(now.0 ^ ((l as u64) << 48) ^ ((cause as u64) << 40) ^ p.flow as u64);
         if let Flow::Udp(u) = &mut self.flows[p.flow as usize] {
@@ -504,10 +594,10 @@ impl Simulation {
         }
         let mut out = std::mem::take(&mut self.outbox);
         for (kind, at, gen) in out.timers.drain(..) {
-            self.sched.schedule(at, Event::Timer { flow: f, kind, gen });
+            self.sched.schedule_timer(at, Event::Timer { flow: f, kind, gen });
         }
         for seg in out.segments.drain(..) {
-            let pkt = self.pool.alloc(Packet {
+            let pkt = self.pool.alloc_ref(Packet {
                 flow: f,
                 src: from,
                 dst: to,
@@ -594,7 +684,7 @@ impl Simulation {
         if u.stop.is_some_and(|s| now >= s) {
             return;
         }
-        let pkt = self.pool.alloc(Packet {
+        let pkt = self.pool.alloc_ref(Packet {
             flow: f,
             src: u.src,
             dst: u.dst,
@@ -613,15 +703,18 @@ impl Simulation {
             Interval::Exponential { mean } => SimDuration::from_secs_f64(u.rng.exponential(mean.as_secs_f64())),
         };
         let src = u.src;
-        self.sched.schedule(now + gap, Event::UdpSend(f));
+        self.sched.schedule_timer(now + gap, Event::UdpSend(f));
         self.forward(src, pkt, now);
     }
 
     // ---------------------------------------------------------------- results
 
     fn finish(mut self) -> RunResult {
-        let end = self.sched.now().min(self.end);
-        let end_s = end.as_secs_f64().max(1e-12);
+        // With `duration` the run ends there, whenever its last event was; without
+        // it, at the last event processed (the last completion, or the safety cap).
+        let end = if self.fixed_end { self.end } else { self.sched.now().min(self.end) };
+        let (window_start, window_end) = (self.window_start.as_secs_f64(), end.as_secs_f64());
+        let window_ns = end.since(self.window_start).0;
         let mut r = std::mem::take(&mut self.result);
         let names = &self.node_names;
         for (i, f) in self.flows.iter().enumerate() {
@@ -643,12 +736,16 @@ impl Simulation {
                     ft.bytes_target.push(t.bytes);
                     let delivered = t.receiver.delivered();
                     ft.bytes_delivered.push(delivered);
-                    let span = match (elapsed, t.stop) {
-                        (Some(e), _) => e,
-                        (None, Some(stop)) => stop.min(end).since(t.start).as_secs_f64(),
-                        (None, None) => end.since(t.start).as_secs_f64(),
-                    };
-                    ft.goodput_bps.push(if span > 0.0 { delivered as f64 * 8.0 / span } else { 0.0 });
+                    // Goodput over the flow's part of the window: from its start (or
+                    // the warm-up) to its completion (or its stop, or the end).
+                    let from = t.start.max(self.window_start);
+                    let to = t.completed.or(t.stop).map_or(end, |x| x.min(end)).max(from);
+                    let before = if t.start >= self.window_start { 0 } else { t.delivered_at_window };
+                    let span = to.since(from).as_secs_f64();
+                    let bits = (delivered - before) as f64 * 8.0;
+                    ft.goodput_bps.push(if span > 0.0 { bits / span } else { 0.0 });
+                    ft.window_start_s.push(from.as_secs_f64());
+                    ft.window_end_s.push(to.as_secs_f64());
                     ft.segs_sent.push(s.segs_sent);
                     ft.retransmits.push(s.retransmits);
                     ft.fast_retransmits.push(s.fast_retransmits);
@@ -667,6 +764,8 @@ impl Simulation {
                     ut.group.push(u.group.clone());
                     ut.src.push(names[u.src as usize].clone());
                     ut.dst.push(names[u.dst as usize].clone());
+                    ut.window_start_s.push(window_start);
+                    ut.window_end_s.push(window_end);
                     ut.pkts_sent.push(u.sent);
                     ut.pkts_delivered.push(u.delivered);
                     ut.pkts_lost.push(u.lost);
@@ -678,47 +777,54 @@ impl Simulation {
             }
         }
         let mut bottleneck_pkts = 0;
+        let window_s = window_ns as f64 * 1e-9;
         for l in self.links.iter_mut() {
             l.account(end);
             let q = &mut r.queues;
             q.link.push(l.name.clone());
+            q.window_start_s.push(window_start);
+            q.window_end_s.push(window_end);
             q.enq_pkts.push(l.stats.enq_pkts);
             q.enq_bytes.push(l.stats.enq_bytes);
             q.drops_overflow.push(l.stats.drops[DropCause::Overflow as usize]);
             q.drops_early.push(l.stats.drops[DropCause::Early as usize]);
             q.drops_forced.push(l.stats.drops[DropCause::Forced as usize]);
             q.drops_corruption.push(l.stats.drops[DropCause::Corruption as usize]);
-            let t_ns = end.0.max(1) as f64;
+            let t_ns = window_ns.max(1) as f64;
             q.occ_mean_pkts.push(l.stats.occ_pkt_ns as f64 / t_ns);
             q.occ_max_pkts.push(l.stats.occ_max_pkts);
             q.occ_mean_bytes.push(l.stats.occ_byte_ns as f64 / t_ns);
             q.occ_max_bytes.push(l.stats.occ_max_bytes);
             let lt = &mut r.links;
             lt.link.push(l.name.clone());
+            lt.window_start_s.push(window_start);
+            lt.window_end_s.push(window_end);
             lt.from.push(names[l.from as usize].clone());
             lt.to.push(names[l.to as usize].clone());
             lt.rate_bps.push(l.rate.0);
             lt.delay_s.push(l.delay.as_secs_f64());
             lt.tx_pkts.push(l.stats.tx_pkts);
             lt.tx_bytes.push(l.stats.tx_bytes);
-            lt.utilisation.push(l.busy_ns_at(end) as f64 * 1e-9 / end_s);
+            lt.utilisation.push(if window_ns > 0 { l.busy_ns_at(end) as f64 * 1e-9 / window_s } else { 0.0 });
             lt.busy_sample_fraction.push(
                 (l.stats.busy_samples > 0).then(|| l.stats.nonempty_samples as f64 / l.stats.busy_samples as f64),
             );
-            lt.realised_per.push(l.error.as_ref().map(|e| e.stats().per()));
+            lt.realised_per.push(l.error_stats().map(|e| e.per()));
             if l.name == "bottleneck" {
-                bottleneck_pkts = l.stats.tx_pkts;
+                bottleneck_pkts = l.tx_pkts_before_window + l.stats.tx_pkts;
             }
         }
         r.meta = crate::metrics::Meta {
             name: self.name.clone(),
             seed: self.seed,
             sim_end_s: end.as_secs_f64(),
+            window_start_s: window_start,
             events: self.sched.events(),
             digest: format!("{:016x}", self.digest.0),
             bottleneck_pkts,
             drops: self.drops,
             peak_packets: self.pool.capacity_used(),
+            flow_state_bytes: self.flow_state_bytes() as u64,
             link_names: self.links.iter().map(|l| l.name.clone()).collect(),
         };
         r

@@ -1,65 +1,216 @@
-//! The event scheduler: a binary heap keyed by `(time, insertion sequence)`.
+//! The event scheduler: a 4-ary min-heap keyed by `(time, insertion sequence)`, fed
+//! by a timing wheel that holds far-off timers until their time slot comes up.
 //!
 //! Events at the same instant run in the order they were scheduled (FIFO), so the
-//! run order never depends on heap internals, and a run is bit-reproducible.
+//! run order never depends on the data structures, and a run is bit-reproducible.
 //! Cancellation is lazy: timers carry a generation number and stale events are
 //! dropped when popped (see `tcp::LazyTimer`).
+//!
+//! - **Heap.** A 4-ary heap (d-ary heaps: Johnson 1975; LaMarca & Ladner 1996, "The
+//!   influence of caches on the performance of heaps"): half the levels of a binary
+//!   heap, and a node's four children are adjacent in memory.
+//! - **Timing wheel** (Varghese & Lauck 1987, "Hashed and hierarchical timing wheels",
+//!   scheme 4). With 10,000 flows nearly every pending event is a per-flow timer (a
+//!   retransmission timer per flow, ~10,000; delayed-ACK timers, ~3,000) and only
+//!   ~1,000 are link transmissions and arrivals, so a single heap is ~15,000 deep and
+//!   every pop walks it. Events scheduled with `schedule_timer` for a later time slot
+//!   (`SLOT_NS` wide) wait in that slot's bucket instead; when the heap's earliest
+//!   event reaches a slot, the slot's bucket is moved into the heap first. The heap
+//!   then holds the link events and the current slot's timers.
+//!
+//! Exactness: every event keeps the sequence number it got when scheduled, and a
+//! bucket is moved into the heap before any event of its slot or a later one is
+//! popped, so pops come out in exactly `(time, seq)` order, as from a single heap
+//! (`tests::pops_in_time_then_fifo_order_like_a_sort` checks this against a sort).
+//! Timers beyond the wheel's horizon (`SLOTS` slots) go straight into the heap.
 
 use crate::time::SimTime;
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 
+const ARITY: usize = 4;
+/// Slot width: 2^19 ns = 524 µs.
+const SLOT_SHIFT: u32 = 19;
+/// Slots in the wheel (a power of two): 8192 slots of 524 µs = 4.29 s ahead.
+const SLOTS: u64 = 8192;
+
+#[derive(Clone, Copy)]
 struct Entry<E> {
     time: SimTime,
     seq: u64,
     event: E,
 }
 
-impl<E> PartialEq for Entry<E> {
-    fn eq(&self, o: &Self) -> bool {
-        self.time == o.time && self.seq == o.seq
-    }
-}
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl<E> Ord for Entry<E> {
-    // Reversed: BinaryHeap is a max-heap, we want the earliest (time, seq) first.
-    fn cmp(&self, o: &Self) -> Ordering {
-        o.time.cmp(&self.time).then_with(|| o.seq.cmp(&self.seq))
+impl<E> Entry<E> {
+    #[inline(always)]
+    fn key(&self) -> (u64, u64) {
+        (self.time.0, self.seq)
     }
 }
 
+#[inline(always)]
+fn slot_of(t: SimTime) -> u64 {
+    t.0 >> SLOT_SHIFT
+}
+
+/// End of a bucket's list / of the free list.
+const NIL: u32 = u32::MAX;
+
 pub struct Scheduler<E> {
-    heap: BinaryHeap<Entry<E>>,
+    heap: Vec<Entry<E>>,
+    /// `heads[s % SLOTS]` starts the list of the timers of absolute slot `s`, for
+    /// `cursor < s <= cursor + SLOTS`. The lists are threaded through `slab`, whose
+    /// free cells form another list: once the slab has grown to the most timers ever
+    /// waiting at once, the wheel allocates nothing.
+    heads: Vec<u32>,
+    slab: Vec<(Entry<E>, u32)>,
+    free: u32,
+    /// Every slot up to and including `cursor` has been moved into the heap.
+    cursor: u64,
+    /// Timers waiting in buckets.
+    in_wheel: usize,
     next_seq: u64,
     now: SimTime,
     popped: u64,
 }
 
-impl<E> Scheduler<E> {
+impl<E: Copy> Scheduler<E> {
     pub fn with_capacity(n: usize) -> Self {
-        Scheduler { heap: BinaryHeap::with_capacity(n), next_seq: 0, now: SimTime::ZERO, popped: 0 }
+        Scheduler {
+            heap: Vec::with_capacity(n),
+            heads: Vec::new(),
+            slab: Vec::new(),
+            free: NIL,
+            cursor: 0,
+            in_wheel: 0,
+            next_seq: 0,
+            now: SimTime::ZERO,
+            popped: 0,
+        }
     }
+
+    fn entry(&mut self, time: SimTime, event: E) -> Entry<E> {
+        debug_assert!(time >= self.now, "event scheduled in the past");
+        let e = Entry { time: time.max(self.now), seq: self.next_seq, event };
+        self.next_seq += 1;
+        e
+    }
+
     /// Schedules `event` at `time` (never before now).
     pub fn schedule(&mut self, time: SimTime, event: E) {
-        debug_assert!(time >= self.now, "event scheduled in the past");
-        let time = time.max(self.now);
-        self.heap.push(Entry { time, seq: self.next_seq, event });
-        self.next_seq += 1;
+        let e = self.entry(time, event);
+        self.push_heap(e);
     }
+
+    /// Schedules a timer-like `event` at `time`: the same order as `schedule`, but an
+    /// event for a later time slot waits in the wheel rather than in the heap.
+    pub fn schedule_timer(&mut self, time: SimTime, event: E) {
+        let e = self.entry(time, event);
+        let slot = slot_of(e.time);
+        if slot <= self.cursor || slot > self.cursor + SLOTS {
+            self.push_heap(e);
+            return;
+        }
+        if self.heads.is_empty() {
+            self.heads = vec![NIL; SLOTS as usize];
+        }
+        let head = &mut self.heads[(slot % SLOTS) as usize];
+        let cell = if self.free != NIL {
+            let c = self.free;
+            self.free = self.slab[c as usize].1;
+            self.slab[c as usize] = (e, *head);
+            c
+        } else {
+            self.slab.push((e, *head));
+            self.slab.len() as u32 - 1
+        };
+        *head = cell;
+        self.in_wheel += 1;
+    }
+
+    /// Moves buckets into the heap until the heap's earliest event lies before the
+    /// next unmoved slot (or the wheel is empty): then it is the earliest of all.
+    #[inline]
+    fn settle(&mut self) {
+        while self.in_wheel > 0 && self.heap.first().is_none_or(|top| slot_of(top.time) > self.cursor) {
+            self.cursor += 1;
+            let b = (self.cursor % SLOTS) as usize;
+            let mut cell = std::mem::replace(&mut self.heads[b], NIL);
+            while cell != NIL {
+                let (e, next) = self.slab[cell as usize];
+                self.slab[cell as usize].1 = self.free;
+                self.free = cell;
+                self.in_wheel -= 1;
+                self.push_heap(e);
+                cell = next;
+            }
+        }
+    }
+
+    fn push_heap(&mut self, e: Entry<E>) {
+        // Sift up: move parents down until e's slot is found.
+        let mut i = self.heap.len();
+        self.heap.push(e);
+        while i > 0 {
+            let parent = (i - 1) / ARITY;
+            if self.heap[parent].key() <= e.key() {
+                break;
+            }
+            self.heap[i] = self.heap[parent];
+            i = parent;
+        }
+        self.heap[i] = e;
+    }
+
     /// Removes the earliest event and advances the clock to it.
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
-        let e = self.heap.pop()?;
-        self.now = e.time;
+        self.settle();
+        let last = self.heap.pop()?;
+        let top = if self.heap.is_empty() {
+            last
+        } else {
+            let top = self.heap[0];
+            self.sift_down_from_root(last);
+            top
+        };
+        self.now = top.time;
         self.popped += 1;
-        Some((e.time, e.event))
+        Some((top.time, top.event))
     }
-    pub fn peek_time(&self) -> Option<SimTime> {
-        self.heap.peek().map(|e| e.time)
+
+    /// Places `e` at the root and sifts it down: the smallest child moves up while it
+    /// is smaller than `e`.
+    #[inline]
+    fn sift_down_from_root(&mut self, e: Entry<E>) {
+        let n = self.heap.len();
+        let key = e.key();
+        let mut i = 0;
+        loop {
+            let first = ARITY * i + 1;
+            if first >= n {
+                break;
+            }
+            let end = (first + ARITY).min(n);
+            let mut best = first;
+            let mut best_key = self.heap[first].key();
+            for c in first + 1..end {
+                let k = self.heap[c].key();
+                if k < best_key {
+                    best = c;
+                    best_key = k;
+                }
+            }
+            if best_key >= key {
+                break;
+            }
+            self.heap[i] = self.heap[best];
+            i = best;
+        }
+        self.heap[i] = e;
+    }
+
+    /// Time of the earliest pending event.
+    pub fn peek_time(&mut self) -> Option<SimTime> {
+        self.settle();
+        self.heap.first().map(|e| e.time)
     }
     pub fn now(&self) -> SimTime {
         self.now
@@ -68,28 +219,85 @@ impl<E> Scheduler<E> {
     pub fn events(&self) -> u64 {
         self.popped
     }
+    /// Events pending (in the heap and in the wheel).
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() + self.in_wheel
     }
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len() == 0
+    }
+    /// Events pending in the heap itself (the rest wait in the wheel).
+    pub fn heap_len(&self) -> usize {
+        self.heap.len()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rng::RngStream;
 
     #[test]
     fn ties_are_fifo_and_time_ordered() {
         let mut s = Scheduler::with_capacity(8);
         s.schedule(SimTime(5), 'c');
-        s.schedule(SimTime(1), 'a');
+        s.schedule_timer(SimTime(1), 'a');
         s.schedule(SimTime(5), 'd');
         s.schedule(SimTime(1), 'b');
         let order: Vec<char> = std::iter::from_fn(|| s.pop().map(|(_, e)| e)).collect();
         assert_eq!(order, vec!['a', 'b', 'c', 'd']);
         assert_eq!(s.now(), SimTime(5));
         assert_eq!(s.events(), 4);
+    }
+
+    #[test]
+    fn a_timer_in_a_later_slot_waits_in_the_wheel_and_keeps_its_place() {
+        let slot = 1u64 << SLOT_SHIFT;
+        let mut s = Scheduler::with_capacity(8);
+        s.schedule_timer(SimTime(3 * slot + 7), "t1"); // slot 3: waits in the wheel
+        s.schedule(SimTime(3 * slot + 7), "e"); // same instant, scheduled later
+        s.schedule_timer(SimTime(3 * slot + 7), "t2");
+        s.schedule_timer(SimTime((SLOTS + 5) * slot), "far"); // beyond the horizon: heap
+        assert_eq!((s.heap_len(), s.len()), (2, 4));
+        let order: Vec<&str> = std::iter::from_fn(|| s.pop().map(|(_, e)| e)).collect();
+        assert_eq!(order, ["t1", "e", "t2", "far"]);
+    }
+
+    /// Against a sort by (time, seq): random interleavings of schedules (to the heap
+    /// and to the wheel, near and beyond its horizon) and pops, with many equal
+    /// times, as the simulation does (never scheduling before now).
+    #[test]
+    fn pops_in_time_then_fifo_order_like_a_sort() {
+        let mut rng = RngStream::new(3, "scheduler-test");
+        let slot = 1u64 << SLOT_SHIFT;
+        for round in 0..60 {
+            let mut s = Scheduler::with_capacity(0);
+            let mut reference: Vec<(u64, u64)> = Vec::new(); // (time, seq) pending
+            let mut seq = 0u64;
+            let spread = [3, 50, 10_000, 3 * slot, 40 * slot, 2 * SLOTS * slot][round % 6];
+            for _ in 0..3000 {
+                if rng.uniform() < 0.55 || reference.is_empty() {
+                    let t = s.now().0 + rng.uniform_u64(0, spread);
+                    if rng.uniform() < 0.5 {
+                        s.schedule_timer(SimTime(t), seq);
+                    } else {
+                        s.schedule(SimTime(t), seq);
+                    }
+                    reference.push((t, seq));
+                    seq += 1;
+                } else {
+                    let (i, &min) = reference.iter().enumerate().min_by_key(|(_, v)| **v).unwrap();
+                    reference.swap_remove(i);
+                    assert_eq!(s.pop(), Some((SimTime(min.0), min.1)));
+                }
+                assert_eq!(s.len(), reference.len());
+            }
+            reference.sort();
+            for (t, q) in reference {
+                assert_eq!(s.peek_time(), Some(SimTime(t)));
+                assert_eq!(s.pop(), Some((SimTime(t), q)));
+            }
+            assert!(s.pop().is_none());
+        }
     }
 }

@@ -52,6 +52,10 @@ pub struct RateSampler {
 }
 
 impl RateSampler {
+    /// Heap bytes held (one record per outstanding transmission, at its peak count).
+    pub fn heap_bytes(&self) -> usize {
+        self.tx.capacity() * std::mem::size_of::<TxRecord>()
+    }
     pub fn delivered(&self) -> u64 {
         self.delivered
     }

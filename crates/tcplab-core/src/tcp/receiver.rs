@@ -71,9 +71,9 @@ impl TcpReceiver {
             adv_window: cfg.advertised_window(),
             syn_received: false,
             rcv_nxt: 0,
-            ooo: Vec::with_capacity(16),
+            ooo: Vec::new(),
             ooo_bytes: 0,
-            sack_order: Vec::with_capacity(SACK_BLOCKS_PER_ACK + 1),
+            sack_order: Vec::new(),
             unacked_segments: 0,
             delack: LazyTimer::default(),
             fin_received: false,
@@ -83,6 +83,11 @@ impl TcpReceiver {
         }
     }
 
+    /// Heap bytes held: the out-of-order ranges and the SACK report order, each
+    /// grown to its peak length (nothing is sized by the receive buffer).
+    pub fn heap_bytes(&self) -> usize {
+        (self.ooo.capacity() + self.sack_order.capacity()) * std::mem::size_of::<SackBlock>()
+    }
     /// Next byte expected.
     pub fn rcv_nxt(&self) -> u64 {
         self.rcv_nxt

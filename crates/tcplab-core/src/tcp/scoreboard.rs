@@ -292,6 +292,12 @@ impl Scoreboard {
 
     // ----- queries -----
 
+    /// Heap bytes the board holds (its segment and run records' capacity): it grows
+    /// with the most data ever outstanding, never with a window bound.
+    pub fn heap_bytes(&self) -> usize {
+        self.segs.capacity() * std::mem::size_of::<Seg>() + self.runs.capacity() * std::mem::size_of::<Run>()
+    }
+
     pub fn mss(&self) -> u32 {
         self.mss
     }

@@ -170,6 +170,13 @@ impl TcpSender {
         }
     }
 
+    /// Heap bytes the sender owns: the congestion control's state, the SACK
+    /// scoreboard's and the rate sampler's records.
+    pub fn heap_bytes(&self) -> usize {
+        std::mem::size_of_val(&*self.cc)
+            + self.scoreboard.as_ref().map_or(0, |sb| sb.heap_bytes())
+            + self.rate.heap_bytes()
+    }
     pub fn phase(&self) -> Phase {
         self.phase
     }

@@ -251,12 +251,8 @@ impl Red {
         } else {
             1.0
         };
-        let cap = match p.limit {
-            Limit::Packets(n) => n as u64,
-            Limit::Bytes(b) => b / 40,
-        };
         Ok(Red {
-            fifo: Fifo::with_capacity(cap.clamp(1, 4096) as usize),
+            fifo: Fifo::default(),
             limit: p.limit,
             count_in_service: p.count_in_service,
             bytes: p.bytes,
@@ -498,6 +494,7 @@ mod tests {
         q.enqueue(
             QueuedPacket {
                 id: PacketId(0),
+                dst: 0,
                 size,
             },
             &mut ctx,
@@ -509,6 +506,7 @@ mod tests {
         for _ in 0..n {
             q.fifo.push(QueuedPacket {
                 id: PacketId(0),
+                dst: 0,
                 size,
             });
         }
@@ -763,6 +761,7 @@ mod tests {
         };
         let pkt = QueuedPacket {
             id: PacketId(0),
+            dst: 0,
             size: 1500,
         };
         assert_eq!(c.enqueue(pkt, &mut ctx), Verdict::Enqueued);
