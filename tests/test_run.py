@@ -18,7 +18,7 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 def test_run_returns_documented_tables() -> None:
     r = tcplab.run(Scenario.from_toml(EXAMPLE_TOML), seed=1, trace=["cwnd", "queue", "owd"])
-    for table in ("flows", "udp", "queues", "links"):
+    for table in ("flows", "udp", "transactions", "queues", "links"):
         df = getattr(r, table)
         assert list(df.columns[: len(COLUMNS[table])]) == list(COLUMNS[table]), table
     flow = r.flows.iloc[0]
@@ -68,5 +68,31 @@ def test_every_example_runs(path: str, tmp_path: Path) -> None:
         assert not result.failures and len(result.flows) > 0
     else:
         r = tcplab.run(f, seed=1)
-        assert len(r.flows) + len(r.udp) > 0
+        assert len(r.flows) + len(r.udp) + len(r.transactions) > 0
         assert (r.flows["bytes_delivered"] > 0).all()
+        if 'kind = "rpc"' in f.read_text():
+            # Every transaction of a run that stops when all are done has closed.
+            assert len(r.transactions) > 0 and (r.transactions["state"] == "closed").all()
+            assert (r.transactions["uct_s"] > 0).all()
+
+
+def test_transactions_table_from_the_core() -> None:
+    """The core's transactions (an rpc entry in core JSON) arrive as the documented table."""
+    import json
+
+    from tcplab import _core
+    from tcplab.results import RunResult
+
+    core = Scenario.from_toml(EXAMPLE_TOML).to_core()
+    core["flows"] = [{"kind": "rpc", "name": "web", "group": "g", "server": "s0", "client": "d0",
+                      "request": {"dist": "constant", "bytes": 200}, "response": {"dist": "constant", "bytes": 15_000},
+                      "arrivals": {"process": "times", "at": [0, 1_000_000_000]}, "batch": 2,
+                      "tcp": {"profile": "linux", "iw": 10, "fin_ignores_cwnd": True}}]
+    r = RunResult.from_core(_core.run(json.dumps(core), 1))
+    t = r.transactions
+    assert list(t.columns[: len(COLUMNS["transactions"])]) == list(COLUMNS["transactions"])
+    assert t["txn_id"].tolist() == [0, 1, 2, 3] and t["batch"].tolist() == [0, 0, 1, 1]
+    assert (t["state"] == "closed").all() and (t["bytes_delivered"] == 15_000).all()
+    # 2 Mbit/s, RTT 2 x (70 + 12) ms = 164 ms: IW10 with the FIN quirk sends 15 kB in one
+    # flight, so UCT = 2 RTT + the 11 packets' serialization at 2 Mbit/s (about 60 ms).
+    assert ((t["uct_s"] > 0.328) & (t["uct_s"] < 0.328 + 0.15)).all(), t["uct_s"].tolist()

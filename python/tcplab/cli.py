@@ -275,6 +275,21 @@ def _print_run(result: Any, title: str) -> None:
         for _, row in result.udp.iterrows():
             u.add_row(*[_fmt(row.get(c), 4) for c in ucols])
         console.print(u)
+    tx = result.transactions
+    if len(tx):
+        w = Table(title="Transactions (request/response), per application and server IW; UCT in s")
+        wcols = ["app", "IW", "count", "finished", "UCT mean", "UCT p50", "UCT p90", "UCT max", "rexmit/txn",
+                 "drops/txn"]
+        for c in wcols:
+            w.add_column(c, justify="left" if c == "app" else "right")
+        for (app, iw), part in tx.groupby(["app", "iw_segments"], sort=False):
+            uct = part["uct_s"].dropna()
+            q = uct.quantile([0.5, 0.9]) if len(uct) else None
+            w.add_row(str(app), str(iw), str(len(part)), str(len(uct)), _fmt(uct.mean() if len(uct) else None, 3),
+                      _fmt(None if q is None else float(q.iloc[0]), 3), _fmt(None if q is None else float(q.iloc[1]), 3),
+                      _fmt(uct.max() if len(uct) else None, 3), _fmt(float(part["retransmits"].mean()), 2),
+                      _fmt(float(part["drops"].mean()), 2))
+        console.print(w)
     m = result.meta
     console.print(f"simulated {_fmt(m.get('sim_end_s'))} s, {m.get('events', '?')} events in "
                   f"{_fmt(m.get('wall_s'))} s wall; digest {m.get('digest', '?')}")

@@ -16,6 +16,21 @@ Tables and columns (times in seconds, rates in bit/s, sizes in bytes):
   spurious_rtos, syn_retransmits.
 - ``udp``: flow_id, name, group, src, dst, window_start_s, window_end_s, pkts_sent,
   pkts_delivered, pkts_lost, owd_mean_s, owd_max_s, jitter_s.
+- ``transactions``: one row per request/response transaction of the ``rpc``
+  applications (core ``app/rpc.rs``), in creation order: txn_id, app (the entry's
+  name), group, client, server, batch (arrival number within the application; the
+  transactions of one batch share it), iw_segments (the server's initial window for
+  the response), request_bytes, response_bytes, start_s (the client's connect: SYN
+  sent), established_s (SYN-ACK at the client), completed_s (last response byte at
+  the client, in order), uct_s (user completion time = completed_s - start_s),
+  closed_s (both FINs acknowledged), bytes_delivered (response bytes at the client),
+  retransmits (data segments, both directions), rtos (data timeouts, both
+  directions), rtos_undone (of those, undone as spurious by Eifel detection,
+  ``tcp.timestamps``), syn_retransmits (the client's), drops (packets of the transaction
+  dropped in the network), state. Every transaction appears: ``state`` is
+  ``closed``, ``completed`` (response in, still closing at the end of the run),
+  ``open`` (response incomplete at the end: uct_s is NaN) or ``failed`` (the client
+  gave up connecting after ``syn_retries``).
 - ``queues``: link, window_start_s, window_end_s, enq_pkts, enq_bytes,
   drops_overflow, drops_early, drops_forced, drops_corruption, occ_mean_pkts,
   occ_max_pkts, occ_mean_bytes, occ_max_bytes.
@@ -54,7 +69,7 @@ import pandas as pd
 __all__ = ["RunResult", "TABLES", "SERIES", "COLUMNS", "frame", "write_table_atomic", "write_json_atomic"]
 
 #: Summary tables, always present.
-TABLES = ("flows", "udp", "queues", "links")
+TABLES = ("flows", "udp", "transactions", "queues", "links")
 #: Time series, present when recorded.
 SERIES = ("cwnd", "queue", "owd", "drops")
 
@@ -74,6 +89,12 @@ COLUMNS: dict[str, dict[str, str]] = {
         "flow_id": _I, "name": _S, "group": _S, "src": _S, "dst": _S, "window_start_s": _F,
         "window_end_s": _F, "pkts_sent": _I,
         "pkts_delivered": _I, "pkts_lost": _I, "owd_mean_s": _F, "owd_max_s": _F, "jitter_s": _F,
+    },
+    "transactions": {
+        "txn_id": _I, "app": _S, "group": _S, "client": _S, "server": _S, "batch": _I, "iw_segments": _I,
+        "request_bytes": _I, "response_bytes": _I, "start_s": _F, "established_s": _F, "completed_s": _F,
+        "uct_s": _F, "closed_s": _F, "bytes_delivered": _I, "retransmits": _I, "rtos": _I, "rtos_undone": _I,
+        "syn_retransmits": _I, "drops": _I, "state": _S,
     },
     "queues": {
         "link": _S, "window_start_s": _F, "window_end_s": _F, "enq_pkts": _I, "enq_bytes": _I,
@@ -191,7 +212,7 @@ class RunResult:
     """One run's tables (see the module docstring for every column).
 
     Attributes: ``meta`` (seed, name, sim_end_s, events, digest, wall_s), ``flows``,
-    ``udp``, ``queues``, ``links`` (DataFrames), ``series`` (name -> DataFrame, only
+    ``udp``, ``queues``, ``links``, ``transactions`` (DataFrames), ``series`` (name -> DataFrame, only
     the recorded ones) and ``scenario`` (the resolved core scenario, if known).
     """
 
@@ -200,6 +221,7 @@ class RunResult:
     udp: pd.DataFrame
     queues: pd.DataFrame
     links: pd.DataFrame
+    transactions: pd.DataFrame = field(default_factory=lambda: frame("transactions", {}))
     series: dict[str, pd.DataFrame] = field(default_factory=dict)
     scenario: dict[str, Any] | None = None
 
@@ -221,12 +243,13 @@ class RunResult:
             udp=frame("udp", doc.get("udp")),
             queues=frame("queues", doc.get("queues")),
             links=frame("links", doc.get("links")),
+            transactions=frame("transactions", doc.get("transactions")),
             series=series,
             scenario=scenario,
         )
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        """Every table by file stem: ``flows``, ``udp``, ``queues``, ``links``, ``series_*``."""
+        """Every table by file stem: ``flows``, ``udp``, ``transactions``, ``queues``, ``links``, ``series_*``."""
         out = {name: getattr(self, name) for name in TABLES}
         out.update({f"series_{k}": v for k, v in self.series.items()})
         return out
@@ -249,7 +272,9 @@ class RunResult:
     def read(cls, out_dir: str | Path) -> "RunResult":
         """Reads back what :meth:`write` wrote."""
         d = Path(out_dir)
-        tables = {name: pd.read_parquet(d / f"{name}.parquet") for name in TABLES}
+        # Results written before a table existed lack its file: read it as empty.
+        tables = {name: pd.read_parquet(p) if (p := d / f"{name}.parquet").is_file() else frame(name, {})
+                  for name in TABLES}
         series = {p.stem[len("series_"):]: pd.read_parquet(p) for p in sorted(d.glob("series_*.parquet"))}
         scenario_path = d / "scenario.json"
         return cls(

@@ -6,6 +6,7 @@
 //! (`time`), randomness comes from named substreams of one seed (`rng`), and the same
 //! scenario and seed give a bit-identical trace digest.
 
+pub mod app;
 pub mod bench;
 pub mod cc;
 pub mod metrics;

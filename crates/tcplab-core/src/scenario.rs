@@ -140,12 +140,14 @@ impl AccessDelay {
     }
 }
 
-/// One flow: a TCP connection or a UDP stream.
+/// One flow: a TCP connection, a UDP stream, or a request/response application
+/// (a new TCP connection per transaction, `app::rpc`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum FlowSpec {
     Tcp(TcpFlowSpec),
     Udp(UdpFlowSpec),
+    Rpc(crate::app::rpc::RpcSpec),
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -50,7 +50,7 @@ Example:
 
 from tcplab.scenario.errors import ScenarioError
 from tcplab.scenario.experiment import SweepTable
-from tcplab.scenario.flows import Flow, Interval, TcpFlow, UdpFlow
+from tcplab.scenario.flows import Arrivals, Flow, Interval, RpcFlow, SizeDist, TcpFlow, UdpFlow
 from tcplab.scenario.locate import TomlLocator, located, parse_toml, read_text
 from tcplab.scenario.model import EXAMPLE_TOML, Scenario, load
 from tcplab.scenario.network import (
@@ -91,6 +91,9 @@ __all__ = [
     "Interval",
     "TcpFlow",
     "UdpFlow",
+    "SizeDist",
+    "Arrivals",
+    "RpcFlow",
     "Flow",
     "Record",
     "Scenario",

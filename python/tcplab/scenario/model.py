@@ -17,9 +17,10 @@ import numpy as np
 import tomli_w
 from pydantic import model_validator
 
+from tcplab import units
 from tcplab.scenario.base import Model, fld
 from tcplab.scenario.errors import ScenarioError, near
-from tcplab.scenario.flows import Flow, TcpFlow
+from tcplab.scenario.flows import Flow, RpcFlow, TcpFlow, UdpFlow
 from tcplab.scenario.locate import located, parse_toml, read_text
 from tcplab.scenario.network import Access, DropTail, Dumbbell, Graph, Link, Topology, short_list  # noqa: F401 (doc examples)
 from tcplab.scenario.quantities import Time
@@ -79,6 +80,11 @@ class Scenario(Model):
     duration: Optional[Time] = fld(
         None, "Stop time.", default_doc="when every finite flow has completed (at most `max_duration`)", ge=1
     )
+    warmup: Optional[Time] = fld(
+        None, "Start of the measurement window: throughput, utilisation, queue occupancy and drops in the "
+        "summary tables cover [warmup, duration] (columns window_start_s, window_end_s). Needs `duration`.",
+        default_doc='"0s" (the window starts with the run)',
+    )
     max_duration: Time = fld(3600 * 10**9, "Safety cap on simulated time when `duration` is unset.",
                              default_doc='"3600s"', ge=1)
     topology: Topology = fld(doc="The network.")
@@ -92,6 +98,10 @@ class Scenario(Model):
 
     @model_validator(mode="after")
     def _tables_agree(self) -> "Scenario":
+        if self.warmup is not None and (self.duration is None or self.warmup >= self.duration):
+            shown = "unset" if self.duration is None else units.format_time(int(self.duration))
+            raise ScenarioError("warmup", f"must be shorter than duration ({shown})",
+                                value=units.format_time(int(self.warmup)), accepted="a time below `duration`")
         if not self.flows:
             raise ScenarioError("flows", "at least one flow is required", accepted="one or more [[flows]] entries")
         topo = self.topology
@@ -102,14 +112,15 @@ class Scenario(Model):
         for i, flow in enumerate(self.flows):
             for end in ("src", "dst"):
                 value = getattr(flow, end)
+                key = type(flow).model_fields[end].alias or end  # rpc entries say server / client
                 if value is None:
                     if isinstance(topo, Graph):
-                        raise ScenarioError(f"flows[{i}].{end}", "is required when the topology is a graph",
+                        raise ScenarioError(f"flows[{i}].{key}", "is required when the topology is a graph",
                                             accepted=", ".join(nodes))
                     continue
                 for j, node in enumerate([value] if isinstance(value, str) else value):
                     if node not in known:
-                        where = f"flows[{i}].{end}" + ("" if isinstance(value, str) else f"[{j}]")
+                        where = f"flows[{i}].{key}" + ("" if isinstance(value, str) else f"[{j}]")
                         raise ScenarioError(where, "unknown node", value=node, accepted=short_list(nodes),
                                             suggestion=near(node, nodes))
             for name, src, dst in self._endpoints(i, flow):
@@ -118,7 +129,10 @@ class Scenario(Model):
                                         value=name)
                 names[name] = i
                 if src == dst:
-                    raise ScenarioError(f"flows[{i}].dst", "a flow cannot go from a node to itself", value=dst)
+                    key = type(flow).model_fields["dst"].alias or "dst"
+                    raise ScenarioError(f"flows[{i}].{key}", "a flow cannot go from a node to itself", value=dst)
+            if isinstance(flow, RpcFlow):
+                self._check_rpc(i, flow)
             if flow.group:
                 groups.add(flow.group)
             if flow.name and flow.count > 1:
@@ -136,6 +150,19 @@ class Scenario(Model):
                                     accepted="\"*\", " + short_list(options), suggestion=near(fl, options))
         self._resolve_all_tcp()
         return self
+
+    def _check_rpc(self, i: int, flow: RpcFlow) -> None:
+        """What an ``rpc`` entry needs from the rest of the scenario: an end, and the load's link."""
+        arr = flow.arrivals
+        if arr.process != "times" and flow.stop is None and self.duration is None:
+            raise ScenarioError(f"flows[{i}].stop", f"arrivals of process = \"{arr.process}\" never end: give the "
+                                "entry a stop time or the scenario a duration", accepted="a time like '300s'")
+        if arr.load is not None:
+            link = arr.link or "bottleneck"
+            links = self.topology.link_names()
+            if link not in links:
+                raise ScenarioError(f"flows[{i}].arrivals.link", "no such link to measure the offered load against",
+                                    value=link, accepted=short_list(links), suggestion=near(link, links))
 
     def _endpoints(self, i: int, flow: Any) -> list[tuple[str, str, str]]:
         """(name, src, dst) of every flow entry ``i`` expands into."""
@@ -157,7 +184,7 @@ class Scenario(Model):
         cache: dict[str, None] = {}
         check_tcp_resolves(base, "tcp", cache, list(base))
         for i, flow in enumerate(self.flows):
-            if isinstance(flow, TcpFlow) and flow.tcp is not None:
+            if isinstance(flow, (TcpFlow, RpcFlow)) and flow.tcp is not None:
                 over = flow.tcp.to_core()
                 check_tcp_resolves({**base, **over}, f"flows[{i}].tcp", cache, list(over), base_keys=list(base))
 
@@ -203,17 +230,25 @@ class Scenario(Model):
                 else [0] * n
             )
             stop = None if flow.stop is None else int(flow.stop)
-            if isinstance(flow, TcpFlow):
-                sizes = flow.sizes()
+            if isinstance(flow, (TcpFlow, RpcFlow)):
                 tcp = {**base_tcp, **(flow.tcp.to_core() if flow.tcp is not None else {})}
                 cc = merge_cc(self.cc, flow.cc)
-            else:
+            if isinstance(flow, TcpFlow):
+                sizes = flow.sizes()
+            elif isinstance(flow, UdpFlow):
                 interval = flow.interval.to_core()
             for j, (name, src, dst) in enumerate(self._endpoints(i, flow)):
-                common = {
-                    "name": name, "group": flow.group, "src": src, "dst": dst,
-                    "start": int(flow.start) + j * int(flow.start_spacing) + int(offsets[j]), "stop": stop,
-                }
+                start = int(flow.start) + j * int(flow.start_spacing) + int(offsets[j])
+                if isinstance(flow, RpcFlow):
+                    request, response = flow.sizes_core()
+                    iw = flow.iw_of(j)
+                    out.append({"kind": "rpc", "name": name, "group": flow.group, "server": src, "client": dst,
+                                "start": start, "stop": stop, "request": request, "response": response,
+                                "arrivals": flow.arrivals.to_core(n), "batch": flow.batch,
+                                "cc": dict(cc, params=dict(cc["params"])),
+                                "tcp": dict(tcp) if iw is None else {**tcp, "iw": iw}})
+                    continue
+                common = {"name": name, "group": flow.group, "src": src, "dst": dst, "start": start, "stop": stop}
                 if isinstance(flow, TcpFlow):
                     out.append({"kind": "tcp", **common, "bytes": sizes[j], "cc": dict(cc, params=dict(cc["params"])),
                                 "tcp": dict(tcp)})
@@ -253,6 +288,7 @@ class Scenario(Model):
             "flows": flows,
             "duration": None if self.duration is None else int(self.duration),
             "max_duration": int(self.max_duration),
+            **({} if self.warmup is None else {"warmup": int(self.warmup)}),
             "record": {
                 "cwnd": rec.cwnd,
                 "queue": queue,

@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from tcplab import registry
 from tcplab.scenario.errors import _unwrap, _variants, range_text
 from tcplab.scenario.experiment import SweepTable
-from tcplab.scenario.flows import Interval, TcpFlow, UdpFlow
+from tcplab.scenario.flows import Arrivals, Interval, RpcFlow, SizeDist, TcpFlow, UdpFlow
 from tcplab.scenario.model import EXAMPLE_TOML, Scenario
 from tcplab.scenario.network import Access, Bernoulli, DropTail, Dumbbell, Graph, GraphLink, Link, Markov, Red
 from tcplab.scenario.record import Record
@@ -45,6 +45,9 @@ SECTIONS: list[tuple[str, type[BaseModel]]] = [
     ("`[[flows]]` with `kind = \"tcp\"` (the default)", TcpFlow),
     ("`[[flows]]` with `kind = \"udp\"`", UdpFlow),
     ("A UDP flow's `interval`", Interval),
+    ("`[[flows]]` with `kind = \"rpc\"` (request/response transactions)", RpcFlow),
+    ("An rpc entry's `arrivals`", Arrivals),
+    ("An rpc entry's `request_dist` and `response_dist`", SizeDist),
     ("`[record]`", Record),
 ]
 

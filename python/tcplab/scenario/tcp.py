@@ -46,6 +46,7 @@ TCP_KINDS: dict[str, str] = {
     "window_scaling": "bool",
     "cbi_ssthresh_reuse": "bool",
     "fin_ignores_cwnd": "bool",
+    "timestamps": "bool",
 }
 
 
@@ -114,6 +115,9 @@ class TcpOptions(Model):
         "cbi_ssthresh_reuse", "Reuse ssthresh across connections to a destination (RFC 2140).")
     fin_ignores_cwnd: Optional[bool] = _knob(
         "fin_ignores_cwnd", "Send the FIN regardless of cwnd (Linux; \"IW10 is really IW11\").")
+    timestamps: Optional[bool] = _knob(
+        "timestamps", "Timestamp option (RFC 7323): an RTT sample per ACK and Eifel undo of spurious timeouts "
+                      "(RFC 3522); add its 12 B to header_bytes.")
 
     def to_core(self) -> dict[str, Any]:
         """The core's ``TcpSpec``, with only the fields that are set."""

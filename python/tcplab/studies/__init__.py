@@ -11,13 +11,16 @@ Registered:
 - ``home-gateway`` (:mod:`tcplab.studies.home_gateway`): seed 003, Stewart et al.,
   ACM MMSys 2011: drop-tail semantics, CUBIC vs NewReno and the collateral damage to
   a voice call on ADSL1/ADSL2.
+- ``iw-testbed`` (:mod:`tcplab.studies.iw_testbed`): seed 001, Chu and Wang, IETF 79,
+  2010: IW10 vs IW3 on a 64 kbit/s / 20 Mbit/s testbed with web transactions,
+  simultaneous opens, SACK on/off and long-lived flows.
 
 Every study runs on the shared machine (:mod:`tcplab.studies.engine`,
 :mod:`tcplab.studies.findings`, :mod:`tcplab.studies.reporting`).
 
 Example:
     >>> names()
-    ['iw-irto', 'home-gateway']
+    ['iw-irto', 'home-gateway', 'iw-testbed']
     >>> s = get("iw-irto")
     >>> s.seed, s.default_reps, s.links
     ('000', 100, ['edge', 'hspa', 'lte'])
@@ -116,6 +119,14 @@ def _int_list(text: str) -> list[int]:
 _int_list.__name__ = "comma-separated integers"
 
 
+def _run_iw_testbed(out: str | Path, reps: int, links: list[str], jobs: int | None, scheduler: str | None,
+                    progress: bool, **params: Any) -> Any:
+    from tcplab.studies import iw_testbed
+
+    return iw_testbed.run(out, iw_testbed.StudyParams(reps=reps, links=list(links), **params), jobs=jobs,
+                          scheduler=scheduler, progress=progress)
+
+
 STUDIES: dict[str, Study] = {
     "iw-irto": Study(
         name="iw-irto",
@@ -153,6 +164,22 @@ STUDIES: dict[str, Study] = {
                                              "(default: examples/home-gateway)"),
         ],
         runner=_run_home_gateway,
+    "iw-testbed": Study(
+        name="iw-testbed",
+        seed="001",
+        summary="IW10 vs IW3 testbed (Chu & Wang, IETF 79, 2010): web transactions over 64 kbit/s and 20 Mbit/s, "
+                "single or 5 simultaneous opens, Poisson offered load, IW3/IW10/mix, SACK on/off, long-lived flows",
+        default_reps=10,
+        links=["64k", "20m"],
+        params=[
+            StudyParam("seed", int, 1, "master seed: replication r uses core seed seed + r (the same arrivals for "
+                                       "every IW variant and SACK setting)"),
+            StudyParam("measure_64k_s", float, 3600.0, "measurement window on 64 kbit/s, s (after a 60 s warm-up)"),
+            StudyParam("measure_20m_s", float, 60.0, "measurement window on 20 Mbit/s, s (after a 10 s warm-up)"),
+            StudyParam("block", int, 5, "replications per task (resumability granularity)"),
+            StudyParam("keep_txn_reps", int, 2, "replications whose per-transaction rows are kept (CDFs)"),
+        ],
+        runner=_run_iw_testbed,
     ),
 }
 

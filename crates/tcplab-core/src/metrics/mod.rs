@@ -1,6 +1,6 @@
 //! Results: columnar tables and time series.
 //!
-//! Summaries (flows, udp, queues, links) are always produced. Time series are recorded
+//! Summaries (flows, udp, transactions, queues, links) are always produced. Time series are recorded
 //! only when the scenario's `record` asks for them, into columns that grow by push
 //! (amortised; nothing is allocated per packet when recording is off).
 //!
@@ -89,6 +89,78 @@ pub struct UdpTable {
     pub owd_max_s: Vec<Option<f64>>,
     /// RFC 3550 §6.4.1 interarrival jitter estimate at the end of the run, s.
     pub jitter_s: Vec<Option<f64>>,
+}
+
+/// One row per request/response transaction (`app::rpc`), in creation order. Every
+/// transaction appears: those still open at the end have `state` "open" (response
+/// incomplete, `uct_s` null) or "completed" (response in, connection still closing).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct TransactionTable {
+    /// Creation order over all applications of the run.
+    pub txn_id: Vec<u64>,
+    /// The application (scenario entry) name.
+    pub app: Vec<String>,
+    pub group: Vec<String>,
+    pub client: Vec<String>,
+    pub server: Vec<String>,
+    /// Arrival number within the application; a batch's transactions share it.
+    pub batch: Vec<u64>,
+    /// The server's initial window for the response, segments.
+    pub iw_segments: Vec<u32>,
+    pub request_bytes: Vec<u64>,
+    pub response_bytes: Vec<u64>,
+    /// The client's connect (SYN sent), s.
+    pub start_s: Vec<f64>,
+    /// The SYN-ACK reached the client, s.
+    pub established_s: Vec<Option<f64>>,
+    /// The last response byte reached the client in order, s.
+    pub completed_s: Vec<Option<f64>>,
+    /// User completion time: completed - start, s.
+    pub uct_s: Vec<Option<f64>>,
+    /// Both FINs acknowledged, s.
+    pub closed_s: Vec<Option<f64>>,
+    /// Response bytes delivered in order to the client.
+    pub bytes_delivered: Vec<u64>,
+    /// Data segments retransmitted, both directions.
+    pub retransmits: Vec<u64>,
+    /// Retransmission timeouts on data, both directions.
+    pub rtos: Vec<u64>,
+    /// Of those, timeouts undone as spurious by Eifel detection (`tcp.timestamps`).
+    pub rtos_undone: Vec<u64>,
+    /// SYN retransmissions by the client.
+    pub syn_retransmits: Vec<u64>,
+    /// Packets of the transaction dropped in the network (queues, error models).
+    pub drops: Vec<u64>,
+    /// "closed", "completed", "open" or "failed" (SYN retries exhausted).
+    pub state: Vec<&'static str>,
+}
+
+impl TransactionTable {
+    /// Appends one record; `app`, `group`, `client` and `server` are its names.
+    pub fn push(&mut self, r: &crate::app::TransactionRecord, app: &str, group: &str, client: &str, server: &str) {
+        let s = |t: crate::time::SimTime| t.as_secs_f64();
+        self.txn_id.push(r.txn_id);
+        self.app.push(app.to_owned());
+        self.group.push(group.to_owned());
+        self.client.push(client.to_owned());
+        self.server.push(server.to_owned());
+        self.batch.push(r.batch);
+        self.iw_segments.push(r.iw_segments);
+        self.request_bytes.push(r.request_bytes);
+        self.response_bytes.push(r.response_bytes);
+        self.start_s.push(s(r.start));
+        self.established_s.push(r.established.map(s));
+        self.completed_s.push(r.completed.map(s));
+        self.uct_s.push(r.completed.map(|c| c.since(r.start).as_secs_f64()));
+        self.closed_s.push(r.closed.map(s));
+        self.bytes_delivered.push(r.bytes_delivered);
+        self.retransmits.push(r.retransmits);
+        self.rtos.push(r.rtos);
+        self.rtos_undone.push(r.rtos_undone);
+        self.syn_retransmits.push(r.syn_retransmits);
+        self.drops.push(r.drops);
+        self.state.push(r.state);
+    }
 }
 
 /// One row per link's queue; counts and occupancies over the measurement window.
@@ -215,6 +287,7 @@ pub struct RunResult {
     pub meta: Meta,
     pub flows: FlowTable,
     pub udp: UdpTable,
+    pub transactions: TransactionTable,
     pub queues: QueueTable,
     pub links: LinkTable,
     pub series: Series,

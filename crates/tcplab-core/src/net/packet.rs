@@ -70,6 +70,11 @@ pub struct TcpHeader {
     /// The sender was in slow start when it sent this segment (simulator truth, read
     /// by a DAASS receiver, RFC 2760 §5.1, in place of a heuristic).
     pub ss_hint: bool,
+    /// RFC 7323 timestamp value: the sender's clock when the segment left, ns + 1
+    /// (0: none). Read only by senders with `timestamps` on.
+    pub ts_val: u64,
+    /// RFC 7323 timestamp echo on an ACK: the `ts_val` the receiver echoes (0: none).
+    pub ts_ecr: u64,
 }
 
 impl TcpHeader {

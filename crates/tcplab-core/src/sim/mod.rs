@@ -7,6 +7,7 @@
 
 pub mod scheduler;
 
+use crate::app::{rpc::RpcApp, AppOutbox, Apps};
 use crate::cc::{self, Window};
 use crate::metrics::{Digest, RunResult};
 use crate::net::error::ErrorModel;
@@ -33,6 +34,8 @@ enum Event {
     Timer { flow: FlowId, kind: TimerKind, gen: u32 },
     UdpSend(FlowId),
     BusySample,
+    /// An application's next arrival (`app`).
+    AppArrival(u32),
 }
 
 struct TcpFlow {
@@ -113,6 +116,9 @@ pub struct Simulation {
     cbi_cache: Vec<Option<u64>>,
     drops: u64,
     result: RunResult,
+    /// Request/response applications and their transactions (`app`).
+    apps: Apps,
+    app_out: AppOutbox,
 }
 
 impl Simulation {
@@ -155,8 +161,10 @@ impl Simulation {
         let mut flows = Vec::with_capacity(sc.flows.len());
         let mut unfinished = 0;
         let mut unbounded = false;
+        let mut rpc_specs = Vec::new();
         for (i, f) in sc.flows.iter().enumerate() {
             match f {
+                FlowSpec::Rpc(r) => rpc_specs.push((i, r)),
                 FlowSpec::Tcp(t) => {
                     let name = t.name.clone().unwrap_or_else(|| format!("flow{i}"));
                     let ctx = format!("flows[{i}] ('{name}')");
@@ -251,6 +259,27 @@ impl Simulation {
                 }
             }
         }
+        let mut rpc_apps = Vec::with_capacity(rpc_specs.len());
+        for (i, r) in rpc_specs {
+            let name = r.name.clone().unwrap_or_else(|| format!("rpc{i}"));
+            let ctx = format!("flows[{i}] ('{name}')");
+            let server = node(&format!("{ctx}.server"), &r.server)?;
+            let client = node(&format!("{ctx}.client"), &r.client)?;
+            if server == client {
+                return Err(format!("{ctx}: server and client are the same node"));
+            }
+            routes.prepare(server);
+            routes.prepare(client);
+            if !routes.reachable(client, server, &graph.ends) || !routes.reachable(server, client, &graph.ends) {
+                return Err(format!("{ctx}: no route between '{}' and '{}'", r.server, r.client));
+            }
+            if !crate::app::arrivals::Arrivals::bounded(&r.arrivals, r.stop) {
+                unbounded = true;
+            }
+            let rate = |link: &str| links.iter().find(|l| l.name == link).map(|l| l.rate.0);
+            rpc_apps.push(RpcApp::new(r, name, &ctx, server, client, rate, seed)?);
+        }
+        let apps = Apps::new(rpc_apps, flows.len() as FlowId);
         let mut record_queue = vec![false; links.len()];
         for q in &sc.record.queue {
             let idx = links.iter().position(|l| &l.name == q).ok_or_else(|| {
@@ -299,6 +328,8 @@ impl Simulation {
             busy_interval: sc.record.busy_sample_interval,
             drops: 0,
             result: RunResult::default(),
+            apps,
+            app_out: AppOutbox::default(),
         };
         for (i, f) in sim.flows.iter().enumerate() {
             let (start, stop) = match f {
@@ -316,6 +347,8 @@ impl Simulation {
             }
             sim.sched.schedule_timer(SimTime(iv.0), Event::BusySample);
         }
+        sim.apps.start(&mut sim.app_out);
+        sim.flush_app(SimTime::ZERO);
         Ok(sim)
     }
 
@@ -366,7 +399,7 @@ impl Simulation {
             }
             let (now, ev) = self.sched.pop().expect("peeked");
             self.handle(now, ev);
-            if self.stop_when_done && self.unfinished == 0 {
+            if self.stop_when_done && self.unfinished == 0 && self.apps.done() {
                 return false;
             }
         }
@@ -403,6 +436,10 @@ impl Simulation {
             }
             Event::Timer { flow, kind, gen } => self.on_timer(flow, kind, gen, now),
             Event::UdpSend(f) => self.on_udp_send(f, now),
+            Event::AppArrival(a) => {
+                self.apps.on_arrival(a, now, &mut self.app_out);
+                self.flush_app(now);
+            }
             Event::BusySample => {
                 for l in self.links.iter_mut() {
                     l.stats.busy_samples += 1;
@@ -499,7 +536,9 @@ impl Simulation {
         self.pool.free(pkt.id);
         self.drops += 1;
         self.digest.mix(now.0 ^ ((l as u64) << 48) ^ ((cause as u64) << 40) ^ p.flow as u64);
-        if let Flow::Udp(u) = &mut self.flows[p.flow as usize] {
+        if self.apps.owns(p.flow) {
+            self.apps.on_drop(p.flow);
+        } else if let Flow::Udp(u) = &mut self.flows[p.flow as usize] {
             u.lost += 1;
         }
         if self.record_drops {
@@ -540,6 +579,11 @@ impl Simulation {
     }
 
     fn on_timer(&mut self, f: FlowId, kind: TimerKind, gen: u32, now: SimTime) {
+        if self.apps.owns(f) {
+            self.apps.on_timer(f, kind, gen, now, &mut self.app_out);
+            self.flush_app(now);
+            return;
+        }
         let Flow::Tcp(t) = &mut self.flows[f as usize] else { return };
         match kind {
             TimerKind::Rto => {
@@ -610,9 +654,40 @@ impl Simulation {
         self.outbox = out;
     }
 
+    /// Turns the applications' output into packets, timer events and arrival events.
+    fn flush_app(&mut self, now: SimTime) {
+        let mut out = std::mem::take(&mut self.app_out);
+        for (flow, kind, at, gen) in out.timers.drain(..) {
+            self.sched.schedule(at, Event::Timer { flow, kind, gen });
+        }
+        for (at, a) in out.arrivals.drain(..) {
+            self.sched.schedule(at, Event::AppArrival(a));
+        }
+        for p in out.packets.drain(..) {
+            let pkt = self.pool.alloc_ref(Packet {
+                flow: p.flow,
+                src: p.src,
+                dst: p.dst,
+                size: p.seg.size,
+                transport: Transport::Tcp { hdr: p.seg.hdr, to_receiver: p.data },
+                sent_at: now,
+            });
+            self.forward(p.src, pkt, now);
+        }
+        self.app_out = out;
+    }
+
     fn deliver(&mut self, pkt: PacketId, now: SimTime) {
         let p = *self.pool.get(pkt);
         self.pool.free(pkt);
+        if self.apps.owns(p.flow) {
+            if let Transport::Tcp { hdr, to_receiver } = p.transport {
+                self.digest.mix(now.0 ^ ((p.flow as u64) << 44) ^ hdr.seq.rotate_left(20) ^ hdr.ack.rotate_left(40));
+                self.apps.on_packet(p.flow, &hdr, to_receiver, now, &mut self.app_out);
+                self.flush_app(now);
+            }
+            return;
+        }
         match (&mut self.flows[p.flow as usize], p.transport) {
             (Flow::Tcp(t), Transport::Tcp { hdr, to_receiver: true }) => {
                 self.digest.mix(now.0 ^ ((p.flow as u64) << 44) ^ hdr.seq.rotate_left(20));
@@ -775,6 +850,11 @@ impl Simulation {
                     ut.jitter_s.push(any.then_some(u.jitter));
                 }
             }
+        }
+        let (apps, records) = std::mem::replace(&mut self.apps, Apps::new(Vec::new(), 0)).finish();
+        for rec in &records {
+            let a = &apps[rec.app as usize];
+            r.transactions.push(rec, &a.name, &a.group, &names[a.client as usize], &names[a.server as usize]);
         }
         let mut bottleneck_pkts = 0;
         let window_s = window_ns as f64 * 1e-9;

@@ -99,6 +99,13 @@ pub struct TcpConfig {
     pub cbi_ssthresh_reuse: bool,
     /// Linux sends a FIN even when cwnd is full ("IW10 is really IW11", seed 001).
     pub fin_ignores_cwnd: bool,
+    /// The timestamp option (RFC 7323), as Linux uses it (`tcp_timestamps`): an RTT
+    /// sample from the echo of every ACK of new data (RTTM, §4; Linux
+    /// `tcp_ack_saw_tstamp`) and Eifel detection of spurious timeouts (RFC 3522;
+    /// Linux `tcp_try_undo_loss` / `tcp_packet_delayed`). Off in every profile; the
+    /// option's 12 bytes are for `header_bytes` (and `mss`) to include.
+    #[serde(default)]
+    pub timestamps: bool,
 }
 
 /// A scenario's TCP settings: a profile name plus per-knob overrides.
@@ -129,6 +136,7 @@ pub struct TcpSpec {
     pub window_scaling: Option<bool>,
     pub cbi_ssthresh_reuse: Option<bool>,
     pub fin_ignores_cwnd: Option<bool>,
+    pub timestamps: Option<bool>,
 }
 
 /// Names of the built-in profiles, in the order `tcplab list` shows them.
@@ -172,6 +180,7 @@ impl TcpConfig {
             window_scaling: true,
             cbi_ssthresh_reuse: false,
             fin_ignores_cwnd: false,
+            timestamps: false,
         };
         Ok(match name {
             "linux" => linux,
@@ -264,7 +273,7 @@ impl TcpSpec {
             mss, header_bytes, iw, initial_rto, min_rto, max_rto, syn_retries, sack,
             dupack_threshold, limited_transmit, frto, byte_counting, abc_limit, delayed_ack,
             delack_timeout, delack_segments, daass, rcv_buffer, window_scaling,
-            cbi_ssthresh_reuse, fin_ignores_cwnd
+            cbi_ssthresh_reuse, fin_ignores_cwnd, timestamps
         );
         if self.initial_ssthresh.is_some() {
             c.initial_ssthresh = self.initial_ssthresh;

@@ -16,6 +16,10 @@
 //!   recently received segment, the rest repeat the most recently reported blocks.
 //! - The advertised window is the receive buffer less the out-of-order bytes held,
 //!   capped at 65 535 bytes without window scaling (RFC 7323 §2).
+//! - Timestamp echo (RFC 7323 §4.3): every ACK echoes TS.Recent, taken from a segment
+//!   with SEG.SEQ <= Last.ACK.sent, so a delayed ACK echoes the earliest segment it
+//!   acknowledges and a duplicate ACK the last in-order one. TSval is the send time
+//!   (a clock of nanosecond resolution); only senders with `timestamps` read it.
 
 use super::config::TcpConfig;
 use super::{LazyTimer, Outbox, Segment, TimerKind};
@@ -57,6 +61,9 @@ pub struct TcpReceiver {
     fin_seq: Option<u64>,
     delivered: u64,
     acks_sent: u64,
+    /// RFC 7323 TS.Recent (a `ts_val`) and Last.ACK.sent.
+    ts_recent: u64,
+    last_ack_sent: u64,
 }
 
 impl TcpReceiver {
@@ -80,6 +87,8 @@ impl TcpReceiver {
             fin_seq: None,
             delivered: 0,
             acks_sent: 0,
+            ts_recent: 0,
+            last_ack_sent: 0,
         }
     }
 
@@ -105,6 +114,32 @@ impl TcpReceiver {
     pub fn syn_received(&self) -> bool {
         self.syn_received
     }
+    /// The window this receiver advertises now, bytes.
+    pub fn window(&self) -> u64 {
+        self.adv_window.saturating_sub(self.ooo_bytes)
+    }
+
+    /// The peer's SYN arrived as the SYN-ACK of a connection this host opened: the
+    /// peer's data starts at sequence number 1. Nothing is sent (the host's own
+    /// segments acknowledge the SYN).
+    pub fn on_peer_syn(&mut self) {
+        self.syn_received = true;
+        self.rcv_nxt = self.rcv_nxt.max(1);
+    }
+
+    /// A data segment of the host's own sender carried this receiver's ACK
+    /// (piggybacking, RFC 9293 §3.10.7.4): the pending ACK and its delayed-ACK timer
+    /// are no longer needed.
+    pub fn note_ack_piggybacked(&mut self) {
+        self.unacked_segments = 0;
+        self.delack.cancel();
+        self.last_ack_sent = self.rcv_nxt;
+    }
+
+    /// TS.Recent: the timestamp an ACK sent now would echo.
+    pub fn ts_recent(&self) -> u64 {
+        self.ts_recent
+    }
 
     /// Processes an arriving segment from the sender.
     pub fn on_segment(&mut self, hdr: &TcpHeader, now: SimTime, out: &mut Outbox) -> Arrival {
@@ -118,6 +153,9 @@ impl TcpReceiver {
         }
         let start = hdr.seq;
         let end = hdr.seq + hdr.len as u64 + hdr.is_fin() as u64;
+        if start <= self.last_ack_sent && hdr.ts_val >= self.ts_recent {
+            self.ts_recent = hdr.ts_val; // RFC 7323 §4.3 (2)
+        }
         if end <= self.rcv_nxt {
             // Entirely old: a duplicate (spurious retransmission). ACK at once so the
             // sender learns the state (RFC 5681 §4.2).
@@ -226,12 +264,14 @@ impl TcpReceiver {
         self.unacked_segments = 0;
         self.delack.cancel();
         self.acks_sent += 1;
+        self.last_ack_sent = self.rcv_nxt;
         let mut hdr = TcpHeader {
             seq: 0,
             ack: self.rcv_nxt,
             len: 0,
             flags,
             wnd: self.adv_window.saturating_sub(self.ooo_bytes),
+            ts_ecr: self.ts_recent,
             ..Default::default()
         };
         if self.sack && flags & FLAG_SYN == 0 {
@@ -350,5 +390,21 @@ mod tests {
         h.ss_hint = true;
         r.on_segment(&h, SimTime(0), &mut out);
         assert_eq!(out.segments.len(), 1);
+    }
+
+    #[test]
+    fn timestamp_echo_follows_rfc7323_ts_recent() {
+        // RFC 7323 §4.3: a delayed ACK for segments stamped 7 and 8 echoes 7 (the
+        // earliest); an out-of-order segment (10) does not update TS.Recent: its
+        // duplicate ACK echoes 9, the last in-order one.
+        let (mut r, mut out) = rx("linux");
+        let seg = |seq, ts_val| TcpHeader { seq, len: 1460, flags: FLAG_ACK, ts_val, ..Default::default() };
+        r.on_segment(&seg(1, 7), SimTime(0), &mut out);
+        r.on_segment(&seg(1461, 8), SimTime(1), &mut out);
+        assert_eq!(out.segments.last().unwrap().hdr.ts_ecr, 7);
+        r.on_segment(&seg(2921, 9), SimTime(2), &mut out);
+        r.on_segment(&seg(5841, 10), SimTime(3), &mut out);
+        let dup = out.segments.last().unwrap().hdr;
+        assert_eq!((dup.ack, dup.ts_ecr), (4381, 9));
     }
 }

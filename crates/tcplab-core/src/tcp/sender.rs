@@ -23,6 +23,15 @@
 //! - F-RTO (RFC 5682 §2, basic, non-SACK form): after a timeout, send new data on the
 //!   first ACK; a second ACK that advances the window declares the RTO spurious, and
 //!   the sender returns to the Open state with cwnd = ssthresh... (see `frto_*`).
+//! - Timestamps (RFC 7323), when `timestamps` is on: every segment carries its send
+//!   time (TSval); every ACK of new data gives an RTT sample `now - TSecr` (RTTM, §4;
+//!   Linux `tcp_ack_saw_tstamp`), retransmitted data included (the echo says which
+//!   copy arrived), instead of one timed segment per RTT. Eifel detection (RFC 3522;
+//!   Linux `tcp_try_undo_loss` when `tcp_packet_delayed`): while in Loss, an ACK of
+//!   new data echoing a TSval older than the timeout's first retransmission proves
+//!   the original arrived; the timeout is undone as Linux `tcp_undo_cwnd_reduction`
+//!   does (cwnd and ssthresh back to at least their values before the timeout, the
+//!   loss marks cleared, sending resumes at snd_max: no go-back-N of data in flight).
 //! - Spurious-RTO truth: every RTO is reported to the owner with the sequence number
 //!   it retransmits and the transmission id; the simulation, which sees the receiver,
 //!   judges whether the original had been lost.
@@ -70,6 +79,8 @@ pub struct SenderStats {
     pub rtos: u64,
     pub syn_retransmits: u64,
     pub frto_spurious: u64,
+    /// Timeouts undone by Eifel detection.
+    pub rto_undos: u64,
 }
 
 /// An RTO the sender just took: what it retransmitted, for the spurious verdict.
@@ -95,6 +106,9 @@ pub struct TcpSender {
     has_fin: bool,
     /// Bulk flows stop offering new data after `stop`.
     app_stopped: bool,
+    /// The FIN waits for `close` (an application that keeps the connection open after
+    /// its data, as a request/response client awaiting the response does).
+    fin_held: bool,
     rwnd: u64,
     dupacks: u32,
     /// NewReno/RFC 6675 recovery point; after an RTO, snd_max at the timeout.
@@ -106,6 +120,8 @@ pub struct TcpSender {
     tx_counter: u32,
     scoreboard: Option<Scoreboard>,
     frto: Frto,
+    /// The loss episode's cwnd, ssthresh and first retransmission's TSval, for Eifel.
+    undo: Option<(u64, u64, u64)>,
     cwnd_limited: bool,
     /// Delivery-rate estimator (for rate samples to the CC).
     rate: RateSampler,
@@ -147,6 +163,7 @@ impl TcpSender {
             data_end: bytes.map_or(u64::MAX, |b| 1 + b),
             has_fin: bytes.is_some(),
             app_stopped: false,
+            fin_held: false,
             rwnd: u64::MAX,
             dupacks: 0,
             recover: 0,
@@ -157,6 +174,7 @@ impl TcpSender {
             tx_counter: 0,
             scoreboard,
             frto: Frto::Off,
+            undo: None,
             cwnd_limited: true,
             rate: RateSampler::default(),
             pending_rate_sample: None,
@@ -213,6 +231,49 @@ impl TcpSender {
     /// The application stops offering new data (bulk flows at their stop time).
     pub fn stop_app(&mut self) {
         self.app_stopped = true;
+    }
+
+    /// Holds the FIN back until `close` (call before `open`): the data goes out, the
+    /// connection stays open.
+    pub fn hold_fin(&mut self) {
+        self.fin_held = true;
+    }
+
+    /// The application closes the connection: the held FIN goes out when the windows
+    /// allow (RFC 9293 §3.10.4, CLOSE in ESTABLISHED).
+    pub fn close(&mut self, now: SimTime, out: &mut Outbox) {
+        if self.fin_held {
+            self.fin_held = false;
+            self.try_send(now, out);
+        }
+    }
+
+    /// Passive open: the peer's SYN was answered and the handshake completed, so the
+    /// connection is established without a SYN of this sender's own (the sequence
+    /// number of its SYN-ACK is 0, as for an active open). `handshake_rtt` is the
+    /// SYN-ACK's round trip when it was sent once (Karn; Linux `tcp_synack_rtt_meas`);
+    /// with none the RTO stays at the initial RTO. After more than one SYN-ACK
+    /// retransmission the initial window is one segment (Linux `tcp_init_transfer`:
+    /// `total_retrans > 1`; RFC 5681 §3.1).
+    pub fn open_passive(
+        &mut self,
+        now: SimTime,
+        handshake_rtt: Option<SimDuration>,
+        synack_retransmits: u32,
+        out: &mut Outbox,
+    ) {
+        self.phase = Phase::Established;
+        self.snd_una = 1;
+        self.snd_nxt = 1;
+        self.snd_max = 1;
+        if let Some(r) = handshake_rtt {
+            self.rtt.sample(r);
+        }
+        if synack_retransmits > 1 {
+            self.w.cwnd = self.w.cwnd.min(self.cfg.mss as u64);
+        }
+        self.trace_dirty = true;
+        self.try_send(now, out);
     }
 
     fn send_syn(&mut self, now: SimTime, out: &mut Outbox) {
@@ -293,7 +354,16 @@ impl TcpSender {
             if self.snd_nxt < ack {
                 self.snd_nxt = ack;
             }
-            self.take_rtt_sample(ack, now);
+            if self.cfg.timestamps {
+                if hdr.ts_ecr > 0 {
+                    self.rtt.sample(now.since(SimTime(hdr.ts_ecr - 1))); // RFC 7323 §4.2
+                }
+                if self.ca == CaState::Loss {
+                    self.eifel_undo(hdr.ts_ecr, now);
+                }
+            } else {
+                self.take_rtt_sample(ack, now);
+            }
             self.dupacks = 0;
             self.on_new_ack(acked, prior_in_flight, now, out);
         } else if ack == self.snd_una && hdr.len == 0 && self.flight_size() > 0 {
@@ -441,6 +511,25 @@ impl TcpSender {
         }
     }
 
+    /// RFC 3522 §2: the ACK echoes `ts_ecr`; older than the first retransmission means
+    /// the original was delivered, so the timeout was spurious (module doc).
+    fn eifel_undo(&mut self, ts_ecr: u64, now: SimTime) {
+        let Some((cwnd, ssthresh, first_rexmit)) = self.undo else { return };
+        if ts_ecr == 0 || ts_ecr >= first_rexmit {
+            return;
+        }
+        self.undo = None;
+        self.stats.rto_undos += 1;
+        self.w.cwnd = self.w.cwnd.max(cwnd);
+        self.w.ssthresh = self.w.ssthresh.max(ssthresh);
+        if let Some(sb) = self.scoreboard.as_mut() {
+            sb.undo_rto_losses();
+        }
+        self.frto = Frto::Off;
+        self.snd_nxt = self.snd_max;
+        self.set_ca(CaState::Open, now);
+    }
+
     fn on_dupack(&mut self, now: SimTime, out: &mut Outbox) {
         match self.ca {
             CaState::Open => {
@@ -512,6 +601,8 @@ impl TcpSender {
             Phase::Established => {
                 self.stats.rtos += 1;
                 let first_timeout = self.rtt.backoffs() == 0;
+                let episode_start = self.ca != CaState::Loss;
+                let prior = (self.w.cwnd, self.w.ssthresh);
                 if first_timeout || self.ca != CaState::Loss {
                     let flight = self.flight_size();
                     self.w.ssthresh = self.cc.ssthresh_after_loss(&self.w, flight);
@@ -534,6 +625,9 @@ impl TcpSender {
                 self.snd_nxt = self.snd_una;
                 let seq = self.snd_una;
                 self.send_segment_at(seq, now, out);
+                if episode_start {
+                    self.undo = Some((prior.0, prior.1, now.0 + 1));
+                }
                 self.rto_timer.arm(TimerKind::Rto, now + self.rtt.rto(), out);
                 Some(RtoEvent { seq, tx_id: self.tx_counter })
             }
@@ -544,11 +638,12 @@ impl TcpSender {
     /// Length and FIN flag of the segment starting at `seq`.
     fn segment_at(&self, seq: u64) -> (u32, bool) {
         let mss = self.cfg.mss as u64;
+        let has_fin = self.has_fin && !self.fin_held;
         if seq >= self.data_end {
-            return (0, self.has_fin);
+            return (0, has_fin);
         }
         let len = mss.min(self.data_end - seq);
-        let fin = self.has_fin && seq + len == self.data_end;
+        let fin = has_fin && seq + len == self.data_end;
         (len as u32, fin)
     }
 
@@ -569,6 +664,7 @@ impl TcpSender {
             flags,
             tx_id: self.tx_counter,
             ss_hint: self.w.in_slow_start(),
+            ts_val: if self.cfg.timestamps { now.0 + 1 } else { 0 },
             ..Default::default()
         };
         self.rate.on_send(seq, end, now, self.snd_max - self.snd_una);
@@ -613,7 +709,7 @@ impl TcpSender {
         if self.app_stopped && seq >= self.snd_max {
             return false;
         }
-        seq < self.data_end || (self.has_fin && seq == self.data_end)
+        seq < self.data_end || (self.has_fin && !self.fin_held && seq == self.data_end)
     }
 
     /// Sends what the windows allow.
@@ -748,5 +844,78 @@ mod tests {
         established(Box::new(Reno), &mut out2);
         assert_eq!(out2.segments.len(), 3);
         assert!(out2.timers.iter().all(|x| x.0 != TimerKind::Pacing));
+    }
+
+    /// A SACK sender (ns2-sack: IW3, initial RTO 3 s) with or without timestamps, its IW sent at 1 ms.
+    fn eifel_sender(timestamps: bool, out: &mut Outbox) -> TcpSender {
+        let mut cfg = TcpConfig::profile("ns2-sack").unwrap();
+        cfg.timestamps = timestamps;
+        let mut s = TcpSender::new(cfg, Box::new(Reno), Some(100_000), None);
+        s.open(SimTime(0), out);
+        out.clear();
+        let synack = TcpHeader { ack: 1, flags: FLAG_SYN | FLAG_ACK, wnd: 1 << 30, ..Default::default() };
+        s.on_ack(&synack, SimTime(1_000_000), out);
+        s
+    }
+
+    /// Fires the pending RTO and returns it.
+    fn fire_rto(s: &mut TcpSender, out: &mut Outbox) -> RtoEvent {
+        let (_, at, gen) = *out.timers.iter().rev().find(|x| x.0 == TimerKind::Rto).unwrap();
+        out.clear();
+        s.on_timer(gen, at, out).expect("the RTO fires")
+    }
+
+    #[test]
+    fn eifel_undoes_a_spurious_timeout_and_stops_go_back_n() {
+        // IW3: segments 1..4381 leave at 1 ms (TSval 1 ms + 1 ns). The handshake sample
+        // is 1 ms, so the RTO is the 1 s minimum; the ACKs are late (a queue), the timer
+        // fires at 1.001 s: cwnd 3 -> 1 MSS, ssthresh = max(flight/2, 2 MSS) = 2920,
+        // segment 1 is retransmitted (TSval 1.001 s + 1 ns).
+        let mut out = Outbox::default();
+        let mut s = eifel_sender(true, &mut out);
+        assert_eq!(out.segments.len(), 3);
+        let rto = fire_rto(&mut s, &mut out);
+        assert_eq!((rto.seq, rto.tx_id), (1, 5));
+        assert_eq!((s.w.cwnd, s.w.ssthresh, s.ca_state()), (1460, 2920, CaState::Loss));
+        // The ACK of the original segment 1 echoes its TSval, older than the
+        // retransmission's: spurious. cwnd and
+        // ssthresh return to 4380 and unbounded, the state to Open, and the next
+        // segments sent are new data (4381..), not go-back-N copies of 1461..4380.
+        out.clear();
+        let ack = TcpHeader { ack: 1461, flags: FLAG_ACK, wnd: 1 << 30, ts_ecr: 1_000_001, ..Default::default() };
+        s.on_ack(&ack, SimTime(1_500_000_000), &mut out);
+        assert_eq!(s.stats().rto_undos, 1);
+        // RTTM: the echo gives the sample 1.5 s - 1 ms = 1.499 s (first sample after
+        // the handshake's 1 ms: srtt = 7/8 * 1 ms + 1/8 * 1.499 s).
+        let srtt = s.rtt().srtt().unwrap().as_secs_f64();
+        assert!((srtt - (0.875 * 0.001 + 0.125 * 1.499)).abs() < 1e-9, "srtt {srtt}");
+        assert_eq!(s.ca_state(), CaState::Open);
+        assert!(s.w.ssthresh == u64::MAX && s.w.cwnd >= 4380, "cwnd {} ssthresh {}", s.w.cwnd, s.w.ssthresh);
+        assert!(!out.segments.is_empty() && out.segments.iter().all(|g| g.hdr.seq >= 4381),
+                "sent {:?}", out.segments.iter().map(|g| g.hdr.seq).collect::<Vec<_>>());
+        assert_eq!(s.stats().retransmits, 1);
+    }
+
+    #[test]
+    fn eifel_keeps_a_genuine_timeout_and_off_means_go_back_n() {
+        // The ACK echoes the retransmission itself: the original was lost, the
+        // timeout stands; the sender goes back to 1461 (go-back-N, slow start cwnd 2).
+        let mut out = Outbox::default();
+        let mut s = eifel_sender(true, &mut out);
+        fire_rto(&mut s, &mut out);
+        out.clear();
+        let ack = TcpHeader { ack: 1461, flags: FLAG_ACK, wnd: 1 << 30, ts_ecr: 1_001_000_001, ..Default::default() };
+        s.on_ack(&ack, SimTime(1_500_000_000), &mut out);
+        assert_eq!((s.stats().rto_undos, s.ca_state()), (0, CaState::Loss));
+        assert_eq!(out.segments.first().map(|g| g.hdr.seq), Some(1461));
+        // With timestamps off, the same echo of the original changes nothing either.
+        let mut out = Outbox::default();
+        let mut s = eifel_sender(false, &mut out);
+        fire_rto(&mut s, &mut out);
+        out.clear();
+        let ack = TcpHeader { ack: 1461, flags: FLAG_ACK, wnd: 1 << 30, ts_ecr: 1_000_001, ..Default::default() };
+        s.on_ack(&ack, SimTime(1_500_000_000), &mut out);
+        assert_eq!((s.stats().rto_undos, s.ca_state()), (0, CaState::Loss));
+        assert_eq!(out.segments.first().map(|g| g.hdr.seq), Some(1461));
     }
 }
