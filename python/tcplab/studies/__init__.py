@@ -164,6 +164,7 @@ STUDIES: dict[str, Study] = {
                                              "(default: examples/home-gateway)"),
         ],
         runner=_run_home_gateway,
+    ),
     "iw-testbed": Study(
         name="iw-testbed",
         seed="001",
