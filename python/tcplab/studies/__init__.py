@@ -29,7 +29,7 @@ Example:
     >>> get("iw-10")
     Traceback (most recent call last):
     ...
-    KeyError: "unknown study 'iw-10'; accepted: iw-irto, home-gateway"
+    KeyError: "unknown study 'iw-10'; accepted: iw-irto, home-gateway, iw-testbed"
 """
 
 from __future__ import annotations
