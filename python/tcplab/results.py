@@ -17,7 +17,8 @@ Tables and columns (times in seconds, rates in bit/s, sizes in bytes):
 - ``queues``: link, enq_pkts, enq_bytes, drops_overflow, drops_early, drops_forced,
   drops_corruption, occ_mean_pkts, occ_max_pkts, occ_mean_bytes, occ_max_bytes.
 - ``links``: link, rate_bps, delay_s, tx_pkts, tx_bytes, utilisation,
-  busy_sample_fraction, realised_per.
+  busy_sample_fraction, realised_per; with a MAC: mac (e.g. ``dama/rbdc``),
+  mac_slots_allocated, mac_requests (<NA> without one).
 - series (only when recorded): ``cwnd`` (t_s, flow_id, cwnd_bytes, ssthresh_bytes,
   srtt_s, rto_s, state), ``queue`` (t_s, link, pkts, bytes), ``owd`` (t_s, flow_id,
   owd_s), ``drops`` (t_s, link, flow_id, cause).
@@ -72,6 +73,7 @@ COLUMNS: dict[str, dict[str, str]] = {
     "links": {
         "link": _S, "rate_bps": _I, "delay_s": _F, "tx_pkts": _I, "tx_bytes": _I,
         "utilisation": _F, "busy_sample_fraction": _F, "realised_per": _F,
+        "mac": _S, "mac_slots_allocated": _NI, "mac_requests": _NI,
     },
     "series_cwnd": {
         "t_s": _F, "flow_id": _I, "cwnd_bytes": _I, "ssthresh_bytes": _F, "srtt_s": _F, "rto_s": _F, "state": _S,

@@ -99,6 +99,12 @@ pub struct LinkTable {
     pub busy_sample_fraction: Vec<Option<f64>>,
     /// Packet error rate the error model realised; `None` without an error model.
     pub realised_per: Vec<Option<f64>>,
+    /// MAC model and mode (e.g. `dama/rbdc`); `None` without a MAC.
+    pub mac: Vec<Option<String>>,
+    /// Slots the MAC allocated over the run; `None` without a MAC.
+    pub mac_slots_allocated: Vec<Option<u64>>,
+    /// Capacity requests the MAC sent (RBDC rates, VBDC volumes); `None` without a MAC.
+    pub mac_requests: Vec<Option<u64>>,
 }
 
 /// cwnd/ssthresh/srtt/rto/state of TCP senders, one row per change.

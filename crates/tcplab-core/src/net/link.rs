@@ -9,10 +9,18 @@
 //! only the head of the pipe needs an event (the heap holds one event per link, not
 //! one per packet in flight). The two directions of a cable are two `Link`s, which is
 //! how asymmetric links (ADSL 1500/256 kbit/s) are built.
+//!
+//! Optional layers make a link *layered* (`layered = true`; the simulation then drives
+//! it through `sim/layered.rs`): a MAC (`mac`, e.g. DAMA) that lets the transmitter
+//! serialize only in the capacity it grants, pausing a packet at a superframe boundary
+//! and resuming it at the next (`start_tx_gated`, `resume_tx`); and a FIFO of
+//! link-layer control frames (`control`, a peer link layer's ACKs) served before the
+//! queue.
 
 use super::error::ErrorModel;
+use super::mac::{Gate, Mac};
 use super::packet::{LinkId, NodeId, PacketId};
-use super::queue::{DropCause, QueueDisc};
+use super::queue::{DropCause, QueueDisc, QueuedPacket};
 use crate::rng::RngStream;
 use crate::time::{Rate, SimDuration, SimTime};
 use std::collections::VecDeque;
@@ -54,6 +62,15 @@ pub struct Link {
     /// Packets propagating: (arrival time, packet).
     pub pipe: VecDeque<(SimTime, PacketId)>,
     pub stats: LinkStats,
+    /// Medium access gating the transmitter, if any.
+    pub mac: Option<Box<dyn Mac>>,
+    /// Transmitter time the MAC still owes the packet in service after a pause, ns.
+    pub tx_left: u64,
+    /// Link-layer control frames (a peer link layer's ACKs), sent before the queue.
+    pub control: VecDeque<QueuedPacket>,
+    control_bytes: u64,
+    /// Whether the simulation drives this link through its layered path.
+    pub layered: bool,
 }
 
 impl Link {
@@ -83,6 +100,11 @@ impl Link {
             busy_since: SimTime::ZERO,
             pipe: VecDeque::with_capacity(64),
             stats: LinkStats::default(),
+            mac: None,
+            tx_left: 0,
+            control: VecDeque::new(),
+            control_bytes: 0,
+            layered: false,
         }
     }
 
@@ -112,10 +134,83 @@ impl Link {
         now + self.rate.tx_time(size)
     }
 
+    /// Starts serializing `pkt` under the MAC (if any): `Some(done)` when the capacity
+    /// granted so far carries it, `None` when the MAC paused it (see `resume_tx`).
+    pub fn start_tx_gated(&mut self, pkt: PacketId, size: u32, now: SimTime) -> Option<SimTime> {
+        let Some(mac) = self.mac.as_mut() else {
+            return Some(self.start_tx(pkt, size, now));
+        };
+        self.in_service = Some((pkt, size));
+        self.busy_since = now;
+        let need = self.rate.tx_time(size).0;
+        match mac.transmit(now, need) {
+            Gate::Done(t) => Some(t),
+            Gate::Paused { sent_ns } => {
+                self.tx_left = need - sent_ns;
+                None
+            }
+        }
+    }
+
+    /// Continues a paused transmission at a superframe boundary: `Some(done)` once the
+    /// granted capacity carries the rest.
+    pub fn resume_tx(&mut self, now: SimTime) -> Option<SimTime> {
+        if self.in_service.is_none() || self.tx_left == 0 {
+            return None;
+        }
+        let mac = self.mac.as_mut()?;
+        match mac.transmit(now, self.tx_left) {
+            Gate::Done(t) => {
+                self.tx_left = 0;
+                Some(t)
+            }
+            Gate::Paused { sent_ns } => {
+                self.tx_left -= sent_ns;
+                None
+            }
+        }
+    }
+
+    /// Whether the packet in service is waiting for MAC capacity.
+    pub fn tx_paused(&self) -> bool {
+        self.in_service.is_some() && self.tx_left > 0
+    }
+
+    /// Bytes of the packet in service not yet serialized (all of it when unstarted).
+    pub fn unsent_in_service_bytes(&self) -> u64 {
+        match self.in_service {
+            None => 0,
+            Some(_) if self.tx_left == 0 => 0,
+            Some(_) => (self.tx_left as u128 * self.rate.0 as u128).div_ceil(8_000_000_000) as u64,
+        }
+    }
+
+    /// Queues a control frame ahead of everything else.
+    pub fn push_control(&mut self, pkt: PacketId, size: u32) {
+        self.control_bytes += size as u64;
+        self.control.push_back(QueuedPacket { id: pkt, size });
+    }
+
+    /// The next control frame, if any.
+    pub fn pop_control(&mut self) -> Option<QueuedPacket> {
+        let q = self.control.pop_front()?;
+        self.control_bytes -= q.size as u64;
+        Some(q)
+    }
+
+    /// Bytes of control frames waiting.
+    pub fn control_bytes(&self) -> u64 {
+        self.control_bytes
+    }
+
     /// Ends the current transmission; returns the packet.
     pub fn finish_tx(&mut self, now: SimTime) -> (PacketId, u32) {
         let (pkt, size) = self.in_service.take().expect("tx done on an idle link");
-        self.stats.busy_ns += now.0 - self.busy_since.0;
+        // Under a MAC the transmitter was busy only in granted slots: its serialization time.
+        self.stats.busy_ns += match self.mac {
+            Some(_) => self.rate.tx_time(size).0,
+            None => now.0 - self.busy_since.0,
+        };
         self.stats.tx_pkts += 1;
         self.stats.tx_bytes += size as u64;
         (pkt, size)
@@ -123,6 +218,9 @@ impl Link {
 
     /// Busy time including a transmission in progress at `now`.
     pub fn busy_ns_at(&self, now: SimTime) -> u64 {
-        self.stats.busy_ns + self.in_service.map_or(0, |_| now.0 - self.busy_since.0)
+        match (&self.mac, self.in_service) {
+            (Some(_), Some((_, size))) => self.stats.busy_ns + self.rate.tx_time(size).0.saturating_sub(self.tx_left),
+            _ => self.stats.busy_ns + self.in_service.map_or(0, |_| now.0 - self.busy_since.0),
+        }
     }
 }

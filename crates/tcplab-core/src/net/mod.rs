@@ -1,7 +1,8 @@
-//! The network: packets, queues, error models, links, nodes and routes.
+//! The network: packets, queues, error models, medium access, links, nodes and routes.
 
 pub mod error;
 pub mod link;
+pub mod mac;
 pub mod packet;
 pub mod queue;
 pub mod topology;

@@ -57,6 +57,7 @@ pub fn expand(t: &Topology) -> Result<Graph, String> {
                 delay: d.bottleneck.delay,
                 queue: None,
                 error: None,
+                mac: None,
             });
             duplex(&mut links, "bottleneck", "r0", "r1", &d.bottleneck, &rev);
             for i in 0..n {
@@ -65,6 +66,7 @@ pub fn expand(t: &Topology) -> Result<Graph, String> {
                     delay: d.sender_access.delay.get(i),
                     queue: d.sender_access.queue.clone(),
                     error: None,
+                    mac: None,
                 };
                 duplex(&mut links, &format!("access_s{i}"), &format!("s{i}"), "r0", &s, &s);
                 let r = LinkParams {
@@ -72,6 +74,7 @@ pub fn expand(t: &Topology) -> Result<Graph, String> {
                     delay: d.receiver_access.delay.get(i),
                     queue: d.receiver_access.queue.clone(),
                     error: None,
+                    mac: None,
                 };
                 duplex(&mut links, &format!("access_d{i}"), "r1", &format!("d{i}"), &r, &r);
             }
@@ -150,7 +153,7 @@ mod tests {
 
     #[test]
     fn dumbbell_routes_cross_the_bottleneck() {
-        let p = |rate, ms| LinkParams { rate, delay: SimDuration::from_millis(ms), queue: None, error: None };
+        let p = |rate, ms| LinkParams { rate, delay: SimDuration::from_millis(ms), queue: None, error: None, mac: None };
         let t = Topology::Dumbbell(DumbbellSpec {
             pairs: 2,
             bottleneck: p(2_000_000, 70),

@@ -5,6 +5,7 @@
 //! hop it is offered to the outgoing link's queue → serialized (`TxDone`) → checked by
 //! the error model → propagates (`Arrive`) → next hop or the destination endpoint.
 
+mod layered;
 pub mod scheduler;
 
 use crate::cc::{self, Window};
@@ -32,6 +33,8 @@ enum Event {
     Timer { flow: FlowId, kind: TimerKind, gen: u32 },
     UdpSend(FlowId),
     BusySample,
+    /// A superframe boundary of a link's MAC.
+    MacTick(LinkId),
 }
 
 struct TcpFlow {
@@ -104,6 +107,8 @@ pub struct Simulation {
     busy_interval: Option<SimDuration>,
     /// RFC 2140 ssthresh cache per destination node.
     cbi_cache: Vec<Option<u64>>,
+    /// Each link's MAC label for the `links` table (`None` without a MAC).
+    mac_labels: Vec<Option<String>>,
     drops: u64,
     result: RunResult,
 }
@@ -125,7 +130,7 @@ impl Simulation {
                         .map_err(|m| format!("link '{}' error: {m}", l.name))?,
                 ),
             };
-            links.push(Link::new(
+            let mut link = Link::new(
                 i as LinkId,
                 l.name.clone(),
                 graph.node_index(&l.from).unwrap(),
@@ -135,7 +140,12 @@ impl Simulation {
                 queue,
                 error,
                 RngStream::new(seed, &format!("link:{}:queue", l.name)),
-            ));
+            );
+            if let Some(m) = &l.params.mac {
+                link.mac = Some(m.build(l.params.rate).map_err(|e| format!("link '{}' {e}", l.name))?);
+                link.layered = true;
+            }
+            links.push(link);
         }
         let node = |field: &str, name: &str| {
             graph.node_index(name).ok_or_else(|| {
@@ -254,6 +264,7 @@ impl Simulation {
             routes,
             node_names: graph.nodes.clone(),
             cbi_cache: vec![None; graph.nodes.len()],
+            mac_labels: graph.links.iter().map(|l| l.params.mac.as_ref().map(|m| m.label())).collect(),
             links,
             flows,
             outbox: Outbox::default(),
@@ -283,6 +294,11 @@ impl Simulation {
                 return Err("record.busy_sample_interval must be positive".into());
             }
             sim.sched.schedule(SimTime(iv.0), Event::BusySample);
+        }
+        for (i, l) in sim.links.iter().enumerate() {
+            if l.mac.is_some() {
+                sim.sched.schedule(SimTime::ZERO, Event::MacTick(i as LinkId));
+            }
         }
         Ok(sim)
     }
@@ -314,6 +330,7 @@ impl Simulation {
             }
             Event::Timer { flow, kind, gen } => self.on_timer(flow, kind, gen, now),
             Event::UdpSend(f) => self.on_udp_send(f, now),
+            Event::MacTick(l) => self.on_mac_tick(l, now),
             Event::BusySample => {
                 for l in self.links.iter_mut() {
                     l.stats.busy_samples += 1;
@@ -341,6 +358,9 @@ impl Simulation {
     }
 
     fn enqueue(&mut self, l: LinkId, pkt: PacketId, now: SimTime) {
+        if self.links[l as usize].layered {
+            return self.layered_enqueue(l, pkt, now);
+        }
         let size = self.pool.get(pkt).size;
         let link = &mut self.links[l as usize];
         link.account(now);
@@ -370,6 +390,9 @@ impl Simulation {
     }
 
     fn on_tx_done(&mut self, l: LinkId, now: SimTime) {
+        if self.links[l as usize].layered {
+            return self.layered_tx_done(l, now);
+        }
         let link = &mut self.links[l as usize];
         let (pkt, size) = link.finish_tx(now);
         let lost = match link.error.as_mut() {
@@ -706,6 +729,10 @@ impl Simulation {
                 (l.stats.busy_samples > 0).then(|| l.stats.nonempty_samples as f64 / l.stats.busy_samples as f64),
             );
             lt.realised_per.push(l.error.as_ref().map(|e| e.stats().per()));
+            let mac = l.mac.as_ref().map(|m| m.stats());
+            lt.mac.push(self.mac_labels[l.id as usize].clone());
+            lt.mac_slots_allocated.push(mac.map(|m| m.slots_allocated));
+            lt.mac_requests.push(mac.map(|m| m.requests));
             if l.name == "bottleneck" {
                 bottleneck_pkts = l.stats.tx_pkts;
             }
