@@ -13,12 +13,16 @@ Tables and columns (times in seconds, rates in bit/s, sizes in bytes):
   completed), bytes_target (<NA> for bulk), bytes_delivered, goodput_bps, segs_sent,
   retransmits, fast_retransmits, rtos, spurious_rtos, syn_retransmits.
 - ``udp``: flow_id, name, group, src, dst, pkts_sent, pkts_delivered, pkts_lost,
-  owd_mean_s, owd_max_s, jitter_s.
+  owd_mean_s, owd_max_s, jitter_s, pkts_out_of_order (deliveries not above every
+  earlier sequence number).
 - ``queues``: link, enq_pkts, enq_bytes, drops_overflow, drops_early, drops_forced,
   drops_corruption, occ_mean_pkts, occ_max_pkts, occ_mean_bytes, occ_max_bytes.
 - ``links``: link, rate_bps, delay_s, tx_pkts, tx_bytes, utilisation,
   busy_sample_fraction, realised_per; with a MAC: mac (e.g. ``dama/rbdc``),
-  mac_slots_allocated, mac_requests (<NA> without one).
+  mac_slots_allocated, mac_requests (<NA> without one); with a link layer: ll (e.g.
+  ``slacp``), ll_frames_sent, ll_frames_retransmitted, ll_fec_frames_sent,
+  ll_fec_blocks, ll_fec_blocks_recovered, ll_frames_recovered, ll_frames_given_up,
+  ll_residual_loss, ll_frames_corrupted, ll_acks_sent.
 - series (only when recorded): ``cwnd`` (t_s, flow_id, cwnd_bytes, ssthresh_bytes,
   srtt_s, rto_s, state), ``queue`` (t_s, link, pkts, bytes), ``owd`` (t_s, flow_id,
   owd_s), ``drops`` (t_s, link, flow_id, cause).
@@ -64,6 +68,7 @@ COLUMNS: dict[str, dict[str, str]] = {
     "udp": {
         "flow_id": _I, "name": _S, "group": _S, "src": _S, "dst": _S, "pkts_sent": _I,
         "pkts_delivered": _I, "pkts_lost": _I, "owd_mean_s": _F, "owd_max_s": _F, "jitter_s": _F,
+        "pkts_out_of_order": _I,
     },
     "queues": {
         "link": _S, "enq_pkts": _I, "enq_bytes": _I, "drops_overflow": _I, "drops_early": _I,
@@ -74,6 +79,9 @@ COLUMNS: dict[str, dict[str, str]] = {
         "link": _S, "rate_bps": _I, "delay_s": _F, "tx_pkts": _I, "tx_bytes": _I,
         "utilisation": _F, "busy_sample_fraction": _F, "realised_per": _F,
         "mac": _S, "mac_slots_allocated": _NI, "mac_requests": _NI,
+        "ll": _S, "ll_frames_sent": _NI, "ll_frames_retransmitted": _NI, "ll_fec_frames_sent": _NI,
+        "ll_fec_blocks": _NI, "ll_fec_blocks_recovered": _NI, "ll_frames_recovered": _NI,
+        "ll_frames_given_up": _NI, "ll_residual_loss": _F, "ll_frames_corrupted": _NI, "ll_acks_sent": _NI,
     },
     "series_cwnd": {
         "t_s": _F, "flow_id": _I, "cwnd_bytes": _I, "ssthresh_bytes": _F, "srtt_s": _F, "rto_s": _F, "state": _S,

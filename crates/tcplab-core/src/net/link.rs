@@ -13,14 +13,16 @@
 //! Optional layers make a link *layered* (`layered = true`; the simulation then drives
 //! it through `sim/layered.rs`): a MAC (`mac`, e.g. DAMA) that lets the transmitter
 //! serialize only in the capacity it grants, pausing a packet at a superframe boundary
-//! and resuming it at the next (`start_tx_gated`, `resume_tx`); and a FIFO of
-//! link-layer control frames (`control`, a peer link layer's ACKs) served before the
-//! queue.
+//! and resuming it at the next (`start_tx_gated`, `resume_tx`); a link layer (`ll`,
+//! e.g. SLACP) that takes the IP packets, holds the backlog in its own IP queues and
+//! feeds the MAC buffer (`mac_buffer`) only while it has room; and a FIFO of
+//! link-layer control frames (`control`, a peer link layer's ACKs) served first.
 
 use super::error::ErrorModel;
+use super::linklayer::LinkLayer;
 use super::mac::{Gate, Mac};
 use super::packet::{LinkId, NodeId, PacketId};
-use super::queue::{DropCause, QueueDisc, QueuedPacket};
+use super::queue::{DropCause, Fifo, QueueDisc, QueuedPacket};
 use crate::rng::RngStream;
 use crate::time::{Rate, SimDuration, SimTime};
 use std::collections::VecDeque;
@@ -71,6 +73,14 @@ pub struct Link {
     control_bytes: u64,
     /// Whether the simulation drives this link through its layered path.
     pub layered: bool,
+    /// Link-layer protocol on this direction, if any.
+    pub ll: Option<Box<dyn LinkLayer>>,
+    /// Frames between the link layer and the transmitter (only with a link layer).
+    pub mac_buffer: Fifo,
+    /// The MAC buffer's size, bytes.
+    pub mac_buffer_limit: u64,
+    /// The reverse link that carries this link layer's ACKs.
+    pub ack_link: LinkId,
 }
 
 impl Link {
@@ -105,22 +115,52 @@ impl Link {
             control: VecDeque::new(),
             control_bytes: 0,
             layered: false,
+            ll: None,
+            mac_buffer: Fifo::default(),
+            mac_buffer_limit: 0,
+            ack_link: id,
         }
+    }
+
+    /// IP packets waiting to be sent: the queue, or with a link layer its IP queues.
+    pub fn backlog_packets(&self) -> u32 {
+        match &self.ll {
+            Some(ll) => ll.backlog_packets(),
+            None => self.queue.len_packets(),
+        }
+    }
+
+    /// Bytes of IP packets waiting to be sent (see `backlog_packets`).
+    pub fn backlog_bytes(&self) -> u64 {
+        match &self.ll {
+            Some(ll) => ll.backlog_bytes(),
+            None => self.queue.len_bytes(),
+        }
+    }
+
+    /// Bytes the MAC must still carry: its buffer (the queue, or with a link layer the
+    /// MAC buffer), control frames, and the unsent part of the packet in service.
+    pub fn mac_backlog_bytes(&self) -> u64 {
+        let buffer = match &self.ll {
+            Some(_) => self.mac_buffer.bytes(),
+            None => self.queue.len_bytes(),
+        };
+        buffer + self.control_bytes + self.unsent_in_service_bytes()
     }
 
     /// Accumulates the occupancy integral up to `now` (call before any change).
     pub fn account(&mut self, now: SimTime) {
         let dt = now.0 - self.stats.last_change.0;
         if dt > 0 {
-            self.stats.occ_pkt_ns += self.queue.len_packets() as u128 * dt as u128;
-            self.stats.occ_byte_ns += self.queue.len_bytes() as u128 * dt as u128;
+            self.stats.occ_pkt_ns += self.backlog_packets() as u128 * dt as u128;
+            self.stats.occ_byte_ns += self.backlog_bytes() as u128 * dt as u128;
             self.stats.last_change = now;
         }
     }
 
     pub fn note_occupancy_max(&mut self) {
-        self.stats.occ_max_pkts = self.stats.occ_max_pkts.max(self.queue.len_packets());
-        self.stats.occ_max_bytes = self.stats.occ_max_bytes.max(self.queue.len_bytes());
+        self.stats.occ_max_pkts = self.stats.occ_max_pkts.max(self.backlog_packets());
+        self.stats.occ_max_bytes = self.stats.occ_max_bytes.max(self.backlog_bytes());
     }
 
     pub fn record_drop(&mut self, cause: DropCause) {

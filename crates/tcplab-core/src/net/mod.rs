@@ -1,7 +1,9 @@
-//! The network: packets, queues, error models, medium access, links, nodes and routes.
+//! The network: packets, queues, error models, medium access, link layers, links,
+//! nodes and routes.
 
 pub mod error;
 pub mod link;
+pub mod linklayer;
 pub mod mac;
 pub mod packet;
 pub mod queue;

@@ -58,6 +58,7 @@ pub fn expand(t: &Topology) -> Result<Graph, String> {
                 queue: None,
                 error: None,
                 mac: None,
+                link_layer: None,
             });
             duplex(&mut links, "bottleneck", "r0", "r1", &d.bottleneck, &rev);
             for i in 0..n {
@@ -67,6 +68,7 @@ pub fn expand(t: &Topology) -> Result<Graph, String> {
                     queue: d.sender_access.queue.clone(),
                     error: None,
                     mac: None,
+                    link_layer: None,
                 };
                 duplex(&mut links, &format!("access_s{i}"), &format!("s{i}"), "r0", &s, &s);
                 let r = LinkParams {
@@ -75,6 +77,7 @@ pub fn expand(t: &Topology) -> Result<Graph, String> {
                     queue: d.receiver_access.queue.clone(),
                     error: None,
                     mac: None,
+                    link_layer: None,
                 };
                 duplex(&mut links, &format!("access_d{i}"), "r1", &format!("d{i}"), &r, &r);
             }
@@ -153,7 +156,7 @@ mod tests {
 
     #[test]
     fn dumbbell_routes_cross_the_bottleneck() {
-        let p = |rate, ms| LinkParams { rate, delay: SimDuration::from_millis(ms), queue: None, error: None, mac: None };
+        let p = |rate, ms| LinkParams { rate, delay: SimDuration::from_millis(ms), queue: None, error: None, mac: None, link_layer: None };
         let t = Topology::Dumbbell(DumbbellSpec {
             pairs: 2,
             bottleneck: p(2_000_000, 70),

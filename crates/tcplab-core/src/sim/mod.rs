@@ -35,6 +35,8 @@ enum Event {
     BusySample,
     /// A superframe boundary of a link's MAC.
     MacTick(LinkId),
+    /// The receiver ACK timer of a link layer's channel.
+    LlTimer { link: LinkId, channel: u8, gen: u32 },
 }
 
 struct TcpFlow {
@@ -79,6 +81,9 @@ struct UdpFlow {
     last_transit: Option<f64>,
     jitter: f64,
     record_owd: bool,
+    /// Highest sequence number delivered so far, and deliveries not above it.
+    max_seq: Option<u64>,
+    out_of_order: u64,
 }
 
 enum Flow {
@@ -109,6 +114,10 @@ pub struct Simulation {
     cbi_cache: Vec<Option<u64>>,
     /// Each link's MAC label for the `links` table (`None` without a MAC).
     mac_labels: Vec<Option<String>>,
+    /// Reused buffers of link-layer calls.
+    ll_out: crate::net::linklayer::LlOutput,
+    /// Each link's link-layer label for the `links` table.
+    ll_labels: Vec<Option<&'static str>>,
     drops: u64,
     result: RunResult,
 }
@@ -147,6 +156,7 @@ impl Simulation {
             }
             links.push(link);
         }
+        layered::build_link_layers(sc, &graph, &mut links)?;
         let node = |field: &str, name: &str| {
             graph.node_index(name).ok_or_else(|| {
                 format!("{field}: unknown node '{name}'; nodes: {}", graph.nodes.join(", "))
@@ -244,6 +254,8 @@ impl Simulation {
                         last_transit: None,
                         jitter: 0.0,
                         record_owd,
+                        max_seq: None,
+                        out_of_order: 0,
                     })));
                 }
             }
@@ -265,6 +277,8 @@ impl Simulation {
             node_names: graph.nodes.clone(),
             cbi_cache: vec![None; graph.nodes.len()],
             mac_labels: graph.links.iter().map(|l| l.params.mac.as_ref().map(|m| m.label())).collect(),
+            ll_out: Default::default(),
+            ll_labels: graph.links.iter().map(|l| l.params.link_layer.as_ref().map(|x| x.label())).collect(),
             links,
             flows,
             outbox: Outbox::default(),
@@ -331,10 +345,11 @@ impl Simulation {
             Event::Timer { flow, kind, gen } => self.on_timer(flow, kind, gen, now),
             Event::UdpSend(f) => self.on_udp_send(f, now),
             Event::MacTick(l) => self.on_mac_tick(l, now),
+            Event::LlTimer { link, channel, gen } => self.on_ll_timer(link, channel, gen, now),
             Event::BusySample => {
                 for l in self.links.iter_mut() {
                     l.stats.busy_samples += 1;
-                    l.stats.nonempty_samples += (l.queue.len_packets() > 0) as u64;
+                    l.stats.nonempty_samples += (l.backlog_packets() > 0) as u64;
                 }
                 if let Some(iv) = self.busy_interval {
                     self.sched.schedule(now + iv, Event::BusySample);
@@ -424,6 +439,9 @@ impl Simulation {
             self.sched.schedule(next, Event::Arrive(l));
         }
         let to = link.to;
+        if link.layered && matches!(self.pool.get(pkt).transport, Transport::Link(_)) {
+            return self.on_link_frame(l, pkt, now);
+        }
         self.forward(to, pkt, now);
     }
 
@@ -450,8 +468,8 @@ impl Simulation {
             let q = &mut self.result.series.queue;
             q.t_s.push(now.as_secs_f64());
             q.link.push(l);
-            q.pkts.push(link.queue.len_packets());
-            q.bytes.push(link.queue.len_bytes());
+            q.pkts.push(link.backlog_packets());
+            q.bytes.push(link.backlog_bytes());
         }
     }
 
@@ -593,6 +611,11 @@ impl Simulation {
             (Flow::Udp(u), Transport::Udp { seq }) => {
                 self.digest.mix(now.0 ^ ((p.flow as u64) << 44) ^ seq);
                 u.delivered += 1;
+                if u.max_seq.is_some_and(|m| seq <= m) {
+                    u.out_of_order += 1;
+                } else {
+                    u.max_seq = Some(seq);
+                }
                 let owd = now.since(p.sent_at).as_secs_f64();
                 u.owd_sum += owd;
                 u.owd_max = u.owd_max.max(owd);
@@ -697,6 +720,7 @@ impl Simulation {
                     ut.owd_mean_s.push(any.then(|| u.owd_sum / u.delivered as f64));
                     ut.owd_max_s.push(any.then_some(u.owd_max));
                     ut.jitter_s.push(any.then_some(u.jitter));
+                    ut.pkts_out_of_order.push(u.out_of_order);
                 }
             }
         }
@@ -733,6 +757,18 @@ impl Simulation {
             lt.mac.push(self.mac_labels[l.id as usize].clone());
             lt.mac_slots_allocated.push(mac.map(|m| m.slots_allocated));
             lt.mac_requests.push(mac.map(|m| m.requests));
+            let ll = l.ll.as_ref().map(|x| x.stats());
+            lt.ll.push(self.ll_labels[l.id as usize]);
+            lt.ll_frames_sent.push(ll.map(|s| s.frames_sent));
+            lt.ll_frames_retransmitted.push(ll.map(|s| s.frames_retransmitted));
+            lt.ll_fec_frames_sent.push(ll.map(|s| s.fec_frames_sent));
+            lt.ll_fec_blocks.push(ll.map(|s| s.fec_blocks));
+            lt.ll_fec_blocks_recovered.push(ll.map(|s| s.fec_blocks_recovered));
+            lt.ll_frames_recovered.push(ll.map(|s| s.frames_recovered));
+            lt.ll_frames_given_up.push(ll.map(|s| s.frames_given_up));
+            lt.ll_residual_loss.push(ll.map(|s| s.residual_loss()));
+            lt.ll_frames_corrupted.push(ll.map(|s| s.frames_corrupted));
+            lt.ll_acks_sent.push(ll.map(|s| s.acks_sent));
             if l.name == "bottleneck" {
                 bottleneck_pkts = l.stats.tx_pkts;
             }
