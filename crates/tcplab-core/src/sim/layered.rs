@@ -299,9 +299,7 @@ impl Simulation {
             out.acks.clear();
             out.timers.clear();
         }
-        if self.ll_out.deliver.capacity() < out.deliver.capacity() {
-            self.ll_out = out;
-        }
+        self.ll_out = out;
     }
 
     /// A superframe boundary of link `l`'s MAC: new allocation, request, and a paused
