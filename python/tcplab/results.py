@@ -11,7 +11,8 @@ Tables and columns (times in seconds, rates in bit/s, sizes in bytes):
 - ``flows``: flow_id, name, group, cc, src, dst, start_s, established_s,
   completed_s, elapsed_s (completion - start, handshake included; NaN if not
   completed), bytes_target (<NA> for bulk), bytes_delivered, goodput_bps, segs_sent,
-  retransmits, fast_retransmits, rtos, spurious_rtos, syn_retransmits.
+  retransmits, fast_retransmits, rtos, spurious_rtos, syn_retransmits (and, after them,
+  spurious_syn_rtos, frto_spurious, final_cwnd_bytes, final_ssthresh_bytes, final_srtt_s).
 - ``udp``: flow_id, name, group, src, dst, pkts_sent, pkts_delivered, pkts_lost,
   owd_mean_s, owd_max_s, jitter_s, pkts_out_of_order (deliveries not above every
   earlier sequence number).

@@ -8,10 +8,12 @@ Registered:
 
 - ``iw-irto`` (:mod:`tcplab.studies.iw_irto`): seed 000, Järvinen et al., IETF 79,
   2010: IW 3 -> 10 and initial RTO 3 s -> 1 s over EDGE/HSPA/LTE (ns-2 TCP SACK).
+- ``satellite`` (:mod:`tcplab.studies.satellite`): seed 004, Kojo, FDPW 2005: the SLACP
+  link layer and DAMA (CRA/RBDC/VBDC) under TCP over a lossy GEO return link.
 
 Example:
     >>> names()
-    ['iw-irto']
+    ['iw-irto', 'satellite']
     >>> s = get("iw-irto")
     >>> s.seed, s.default_reps, s.links
     ('000', 100, ['edge', 'hspa', 'lte'])
@@ -20,7 +22,7 @@ Example:
     >>> get("iw-10")
     Traceback (most recent call last):
     ...
-    KeyError: "unknown study 'iw-10'; accepted: iw-irto"
+    KeyError: "unknown study 'iw-10'; accepted: iw-irto, satellite"
 """
 
 from __future__ import annotations
@@ -91,6 +93,14 @@ def _run_iw_irto(out: str | Path, reps: int, links: list[str], jobs: int | None,
                        scheduler=scheduler, progress=progress)
 
 
+def _run_satellite(out: str | Path, reps: int, links: list[str], jobs: int | None, scheduler: str | None,
+                   progress: bool, **params: Any) -> Any:
+    from tcplab.studies import satellite
+
+    return satellite.run(out, satellite.StudyParams(reps=reps, links=list(links), **params), jobs=jobs,
+                         scheduler=scheduler, progress=progress)
+
+
 STUDIES: dict[str, Study] = {
     "iw-irto": Study(
         name="iw-irto",
@@ -107,6 +117,20 @@ STUDIES: dict[str, Study] = {
             StudyParam("block", int, 25, "replications per task (resumability granularity)"),
         ],
         runner=_run_iw_irto,
+    ),
+    "satellite": Study(
+        name="satellite",
+        seed="004",
+        summary="SLACP link layer (ARQ + incremental RS-FEC) and DAMA (CRA/RBDC/VBDC) under Reference and Enhanced TCP "
+                "over a lossy GEO return link, 1 x 1 MB and 4 x 250 kB (Kojo, FDPW 2005)",
+        default_reps=32,
+        links=["geo"],
+        params=[
+            StudyParam("errors", str, "none,low,medium,high,vhigh,huge", "error models to run (comma-separated)"),
+            StudyParam("seed", int, 1, "master seed: replication r uses core seed seed + r"),
+            StudyParam("block", int, 32, "replications per task (resumability granularity)"),
+        ],
+        runner=_run_satellite,
     ),
 }
 

@@ -44,6 +44,9 @@ pub struct FlowTable {
     /// Spurious RTOs detected by F-RTO at the sender.
     pub frto_spurious: Vec<u64>,
     pub final_cwnd_bytes: Vec<u64>,
+    /// ssthresh at the end of the run; `None` while it was never set (unbounded).
+    /// RFC 2140 temporal sharing caches this value for the next connection.
+    pub final_ssthresh_bytes: Vec<Option<u64>>,
     pub final_srtt_s: Vec<Option<f64>>,
 }
 

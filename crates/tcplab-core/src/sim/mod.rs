@@ -704,6 +704,7 @@ impl Simulation {
                     ft.spurious_syn_rtos.push(t.spurious_syn_rtos);
                     ft.frto_spurious.push(s.frto_spurious);
                     ft.final_cwnd_bytes.push(t.sender.w.cwnd);
+                    ft.final_ssthresh_bytes.push((t.sender.w.ssthresh != u64::MAX).then_some(t.sender.w.ssthresh));
                     ft.final_srtt_s.push(t.sender.rtt().srtt().map(|d| d.as_secs_f64()));
                 }
                 Flow::Udp(u) => {
