@@ -36,6 +36,7 @@ Example:
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -94,20 +95,22 @@ class Study:
                 "params": [{"name": p.name, "default": p.default, "doc": p.doc} for p in self.params]}
 
 
-def _run_iw_irto(out: str | Path, reps: int, links: list[str], jobs: int | None, scheduler: str | None,
-                 progress: bool, **params: Any) -> Any:
-    from tcplab.studies import iw_irto
 
-    return iw_irto.run(out, iw_irto.StudyParams(reps=reps, links=list(links), **params), jobs=jobs,
+
+def _runner(module: str) -> Callable[..., Any]:
+    """The ``run`` entry point of study module ``tcplab.studies.<module>``, imported on first use.
+
+    Every study module has ``StudyParams(reps=..., links=..., **params)`` and
+    ``run(out, params, jobs=, scheduler=, progress=)``.
+    """
+
+    def run(out: str | Path, reps: int, links: list[str], jobs: int | None, scheduler: str | None,
+            progress: bool, **params: Any) -> Any:
+        mod = importlib.import_module(f"tcplab.studies.{module}")
+        return mod.run(out, mod.StudyParams(reps=reps, links=list(links), **params), jobs=jobs,
                        scheduler=scheduler, progress=progress)
 
-
-def _run_home_gateway(out: str | Path, reps: int, links: list[str], jobs: int | None, scheduler: str | None,
-                      progress: bool, **params: Any) -> Any:
-    from tcplab.studies import home_gateway
-
-    return home_gateway.run(out, home_gateway.StudyParams(reps=reps, links=list(links), **params), jobs=jobs,
-                            scheduler=scheduler, progress=progress)
+    return run
 
 
 def _int_list(text: str) -> list[int]:
@@ -121,20 +124,6 @@ def _int_list(text: str) -> list[int]:
 _int_list.__name__ = "comma-separated integers"
 
 
-def _run_iw_testbed(out: str | Path, reps: int, links: list[str], jobs: int | None, scheduler: str | None,
-                    progress: bool, **params: Any) -> Any:
-    from tcplab.studies import iw_testbed
-
-    return iw_testbed.run(out, iw_testbed.StudyParams(reps=reps, links=list(links), **params), jobs=jobs,
-                          scheduler=scheduler, progress=progress)
-
-
-def _run_satellite(out: str | Path, reps: int, links: list[str], jobs: int | None, scheduler: str | None,
-                   progress: bool, **params: Any) -> Any:
-    from tcplab.studies import satellite
-
-    return satellite.run(out, satellite.StudyParams(reps=reps, links=list(links), **params), jobs=jobs,
-                         scheduler=scheduler, progress=progress)
 
 
 STUDIES: dict[str, Study] = {
@@ -152,7 +141,7 @@ STUDIES: dict[str, Study] = {
             StudyParam("jitter_rtts", float, 0.5, "each flow's start is delayed by up to this many base RTTs (uniform)"),
             StudyParam("block", int, 25, "replications per task (resumability granularity)"),
         ],
-        runner=_run_iw_irto,
+        runner=_runner("iw_irto"),
     ),
     "home-gateway": Study(
         name="home-gateway",
@@ -173,7 +162,7 @@ STUDIES: dict[str, Study] = {
             StudyParam("scenarios", str, "", "directory of the adsl1.toml/adsl2.toml scenario files "
                                              "(default: examples/home-gateway)"),
         ],
-        runner=_run_home_gateway,
+        runner=_runner("home_gateway"),
     ),
     "iw-testbed": Study(
         name="iw-testbed",
@@ -190,7 +179,7 @@ STUDIES: dict[str, Study] = {
             StudyParam("block", int, 5, "replications per task (resumability granularity)"),
             StudyParam("keep_txn_reps", int, 2, "replications whose per-transaction rows are kept (CDFs)"),
         ],
-        runner=_run_iw_testbed,
+        runner=_runner("iw_testbed"),
     ),
     "satellite": Study(
         name="satellite",
@@ -204,7 +193,7 @@ STUDIES: dict[str, Study] = {
             StudyParam("seed", int, 1, "master seed: replication r uses core seed seed + r"),
             StudyParam("block", int, 32, "replications per task (resumability granularity)"),
         ],
-        runner=_run_satellite,
+        runner=_runner("satellite"),
     ),
 }
 
