@@ -64,7 +64,9 @@ pub fn assemble(plan: &Plan, eng: &Engine<'_>, flows: Vec<FlowOutcome>, f: &RunF
                 let elapsed = sink.completed_ns.map(|c| c.saturating_sub(fp.start_ns) as f64 * 1e-9);
                 t.elapsed_s.push(elapsed);
                 t.bytes_target.push(*bytes);
-                let delivered = sink.bytes_received.unwrap_or(sink.bytes_read).max(sink.bytes_read);
+                // After the end of file the bytes read are exact; before it, the kernel's
+                // in-order count includes bytes still waiting in the socket.
+                let delivered = if sink.eof { sink.bytes_read } else { sink.bytes_received.unwrap_or(0).max(sink.bytes_read) };
                 t.bytes_delivered.push(delivered);
                 let span = match (elapsed, fp.stop_ns) {
                     (Some(e), _) => e,

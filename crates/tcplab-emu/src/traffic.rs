@@ -328,9 +328,12 @@ fn tcp_sender_inner(ns: File, s: &TcpSenderSpec, t0: u64, ctl: &Control, res: &m
 #[derive(Debug, Default)]
 pub struct TcpSinkResult {
     pub bytes_read: u64,
+    /// The application read the end of file (every byte and the FIN arrived).
+    pub eof: bool,
     pub completed_ns: Option<u64>,
     /// `tcpi_bytes_received` at the end: bytes received in order (the simulator's
-    /// "delivered"), including any the application had not read yet.
+    /// "delivered"), including any the application had not read yet (and the FIN's
+    /// sequence number once it arrived).
     pub bytes_received: Option<u64>,
     pub error: Option<String>,
 }
@@ -374,6 +377,7 @@ pub fn tcp_sink(listener: TcpListener, target: Option<u64>, ctl: Arc<Control>) -
         }
         match stream.read(&mut buf) {
             Ok(0) => {
+                res.eof = true;
                 if target.is_some_and(|t| res.bytes_read >= t) {
                     res.completed_ns = Some(sys::mono_ns().saturating_sub(ctl.t0()));
                 }
