@@ -166,6 +166,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "bottleneck_pkts, bottleneck_pkts_per_s, drops, peak_rss_mb (default: a table)")
     b.add_argument("--scenario", action="append", default=None, metavar="NAME",
                    help="run only this scenario (repeatable; default: all of them)")
+    b.add_argument("--emulate", action="store_true",
+                   help="benchmark the emulator instead (real time, needs root): scheduling error at 20 Mbit/s and "
+                        "throughput up to 1 Gbit/s of 1500-byte packets (scenarios timing-20M, tput-100M, tput-200M, "
+                        "tput-500M, tput-1G)")
     return p
 
 
@@ -400,6 +404,10 @@ def _print_run(result: Any, title: str) -> None:
             u.add_row(*[_fmt(row.get(c), 4) for c in ucols])
         console.print(u)
     m = result.meta
+    if m.get("mode") == "emulate":
+        console.print(f"emulated {_fmt(m.get('sim_end_s'))} s in real time ({_fmt(m.get('wall_s'))} s wall with set-up "
+                      f"and clean-up); {m.get('events', '?')} model events")
+        return
     console.print(f"simulated {_fmt(m.get('sim_end_s'))} s, {m.get('events', '?')} events in "
                   f"{_fmt(m.get('wall_s'))} s wall; digest {m.get('digest', '?')}")
 
@@ -604,6 +612,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
+    if args.emulate:
+        return _bench_emulate(args)
     from tcplab import _core
 
     known = list(_core.bench_scenarios())
@@ -636,6 +646,43 @@ def _cmd_bench(args: argparse.Namespace) -> int:
             rss = r["peak_rss_mb"]
             t.add_row(r["scenario"], f"{r['wall_s']:.3f}", f"{r['sim_s']:.1f}", f"{r['events_per_s']:,.0f}",
                       f"{r['bottleneck_pkts_per_s']:,.0f}", str(r["drops"]), "-" if rss is None else f"{rss:.1f}")
+        Console().print(t)
+    return EXIT_OK
+
+
+def _bench_emulate(args: argparse.Namespace) -> int:
+    from tcplab.emulation import BENCH, EmulationFailed, EmulationRefused, EmulatorNotFound, bench
+
+    names = args.scenario or list(BENCH)
+    for name in names:
+        if name not in BENCH:
+            _err(f"--scenario: unknown emulation benchmark {name!r}; accepted: {', '.join(BENCH)}")
+            return EXIT_BAD_INPUT
+    rows = []
+    try:
+        for name in names:
+            row = bench([name])[0]
+            rows.append(row)
+            if args.json:
+                print(json.dumps(row), flush=True)
+    except EmulationRefused as e:
+        _err(str(e))
+        return EXIT_BAD_INPUT
+    except (EmulationFailed, EmulatorNotFound) as e:
+        _err(str(e))
+        return EXIT_RUN_FAILED
+    if not args.json:
+        from rich.console import Console
+        from rich.table import Table
+
+        t = Table(title="tcplab bench --emulate (1500-byte packets, one bulk CUBIC flow)")
+        for col in ("scenario", "link (Mbit/s)", "goodput (Mbit/s)", "utilisation", "pkts/s", "sched p50 (µs)",
+                    "p99 (µs)", "max (µs)", "behind", "load average"):
+            t.add_column(col, justify="right")
+        for r in rows:
+            t.add_row(r["scenario"], f"{r['link_bps'] / 1e6:.0f}", f"{r['goodput_bps'] / 1e6:.1f}",
+                      f"{r['utilisation']:.3f}", f"{r['pkts_per_s']:,.0f}", f"{r['sched_p50_s'] * 1e6:.0f}",
+                      f"{r['sched_p99_s'] * 1e6:.0f}", f"{r['sched_max_s'] * 1e6:.0f}", str(r["behind"]), r["loadavg"])
         Console().print(t)
     return EXIT_OK
 

@@ -209,3 +209,53 @@ def emulate(
     result = RunResult.from_core(doc, scenario=core)
     result.meta["wall_s"] = wall
     return result
+
+
+#: Emulation benchmark scenarios (``tcplab bench --emulate``): name -> (bottleneck rate,
+#: real seconds). One bulk CUBIC flow of 1500-byte packets over a dumbbell with a
+#: 5 ms, 1000-packet bottleneck and 10 Gbit/s access links, so that the bottleneck is
+#: the only link the model makes busy: a utilisation near 1 means the emulator kept up.
+BENCH = {"timing-20M": ("20Mbps", 10), "tput-100M": ("100Mbps", 5), "tput-200M": ("200Mbps", 5),
+         "tput-500M": ("500Mbps", 5), "tput-1G": ("1Gbps", 5)}
+
+
+def bench_scenario(name: str) -> Scenario:
+    """The benchmark scenario ``name`` of :data:`BENCH`.
+
+    Example:
+        >>> bench_scenario("tput-100M").to_core()["topology"]["bottleneck"]["rate"]
+        100000000
+    """
+    rate, seconds = BENCH[name]
+    return Scenario.from_toml(f"""
+name = "emu-bench-{name}"
+duration = "{seconds}s"
+[topology]
+kind = "dumbbell"
+bottleneck = {{ rate = "{rate}", delay = "5ms", queue = {{ kind = "drop_tail", limit = "1000pkt" }} }}
+sender_access = {{ rate = "10Gbps", delay = "0ms" }}
+receiver_access = {{ rate = "10Gbps", delay = "0ms" }}
+[cc]
+name = "cubic"
+[[flows]]
+name = "bulk"
+""")
+
+
+def bench(names: Iterable[str] | None = None) -> list[dict[str, Any]]:
+    """Runs the emulation benchmark; one row per scenario: the link rate, goodput,
+    bottleneck utilisation and packets per second, the scheduling error and the load
+    average the run saw."""
+    rows = []
+    for name in names or BENCH:
+        r = emulate(bench_scenario(name), seed=0, quiet=True)
+        e = r.meta["emulation"]
+        s = e["sched_error"]
+        b = r.links.set_index("link").loc["bottleneck"]
+        rows.append({
+            "scenario": name, "link_bps": int(b["rate_bps"]), "goodput_bps": float(r.flows.loc[0, "goodput_bps"]),
+            "utilisation": float(b["utilisation"]), "pkts_per_s": float(b["tx_pkts"]) / float(r.meta["sim_end_s"]),
+            "sched_p50_s": s["p50_s"], "sched_p99_s": s["p99_s"], "sched_max_s": s["max_s"], "behind": e["behind"],
+            "loadavg": e["loadavg"], "realtime": e["realtime_priority"],
+        })
+    return rows
