@@ -7,7 +7,8 @@ and the queue series. Every metric is then computed the same way from both runs
 (:func:`flow_metrics`, :func:`queue_metrics`) and compared:
 
 - bulk TCP flows: goodput; the cwnd sawtooth (:func:`sawtooth`): peak, trough and
-  period; loss episodes; time-weighted mean cwnd and smoothed RTT; retransmissions;
+  period; loss episodes; time-weighted mean cwnd and smoothed RTT; retransmissions and
+  retransmission timeouts;
 - finite TCP flows: completion time (``elapsed_s``);
 - the queues that hold packets (the link named ``bottleneck``, else every link whose
   queue ever held 2 packets or more): time-weighted mean and maximum occupancy, drops.
@@ -61,7 +62,7 @@ TRACES = ("cwnd", "queue")
 
 _UNITS = {
     "goodput_bps": "bit/s", "cwnd_peak_bytes": "B", "cwnd_trough_bytes": "B", "sawtooth_period_s": "s",
-    "loss_episodes": "episodes", "cwnd_mean_bytes": "B", "srtt_mean_s": "s", "retransmits": "segments",
+    "loss_episodes": "episodes", "cwnd_mean_bytes": "B", "srtt_mean_s": "s", "retransmits": "segments", "rtos": "timeouts",
     "elapsed_s": "s", "occ_mean_pkts": "packets", "occ_max_pkts": "packets", "drops": "packets",
 }
 
@@ -121,6 +122,7 @@ def flow_metrics(r: RunResult) -> pd.DataFrame:
         if bulk:
             rows.append((name, "bulk", "goodput_bps", float(f["goodput_bps"])))
             rows.append((name, "bulk", "retransmits", float(f["retransmits"])))
+            rows.append((name, "bulk", "rtos", float(f["rtos"])))
             if cw is not None and len(cw):
                 mine = cw[cw["flow_id"] == f["flow_id"]]
                 if len(mine):
