@@ -225,6 +225,37 @@ def test_ctrl_c_and_sigterm_clean_up(tmp_path: Path, sig: signal.Signals) -> Non
 
 
 @needs_kernel
+def test_sigterm_to_tcplab_emulate_is_passed_on_and_cleaned_up(tmp_path: Path) -> None:
+    toml = tmp_path / "long.toml"
+    toml.write_text((ROOT / "examples" / "fidelity" / "reno.toml").read_text())
+    proc = subprocess.Popen([sys.executable, "-m", "tcplab.cli", "emulate", str(toml)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        end = time.monotonic() + 30
+        names: set[str] = set()
+        while time.monotonic() < end and len(names) < 2:
+            names = {n for n in ours() if n.split("-")[1].isdigit() and _parent(int(n.split("-")[1])) == proc.pid}
+            time.sleep(0.05)
+        assert len(names) == 2, "tcplab emulate did not start the emulator"
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    assert code == 128 + signal.SIGTERM, err
+    assert "removed its namespaces" in err
+    assert not names & ours()
+
+
+def _parent(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return -1
+
+
+@needs_kernel
 def test_after_sigkill_the_next_run_reclaims_the_stale_namespaces(tmp_path: Path) -> None:
     proc = _start_binary(tmp_path)
     try:

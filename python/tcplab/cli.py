@@ -269,7 +269,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_emulate(args: argparse.Namespace) -> int:
-    from tcplab.emulation import EmulationFailed, EmulationRefused, EmulatorNotFound, emulate
+    from tcplab.emulation import EmulationFailed, EmulationInterrupted, EmulationRefused, EmulatorNotFound, emulate
 
     sc = load(args.scenario)  # validates fully before anything runs or is written
     if args.out is not None:
@@ -283,9 +283,9 @@ def _cmd_emulate(args: argparse.Namespace) -> int:
     except EmulatorNotFound as e:
         _err(str(e))
         return EXIT_RUN_FAILED
-    except KeyboardInterrupt:
-        _err("interrupted; the emulator removed its namespaces")
-        return 130
+    except EmulationInterrupted as e:
+        _err(str(e))
+        return 128 + e.signum
     except EmulationFailed as e:
         _err(f"{args.scenario}: the emulation failed: {e}")
         return EXIT_RUN_FAILED
@@ -314,7 +314,7 @@ def _print_emulation(meta: dict[str, Any]) -> None:
 
 
 def _cmd_fidelity(args: argparse.Namespace) -> int:
-    from tcplab.emulation import EmulationFailed, EmulationRefused, EmulatorNotFound
+    from tcplab.emulation import EmulationFailed, EmulationInterrupted, EmulationRefused, EmulatorNotFound
     from tcplab.fidelity import fidelity
 
     sc = load(args.scenario)
@@ -329,9 +329,9 @@ def _cmd_fidelity(args: argparse.Namespace) -> int:
     except EmulatorNotFound as e:
         _err(str(e))
         return EXIT_RUN_FAILED
-    except KeyboardInterrupt:
-        _err("interrupted; the emulator removed its namespaces")
-        return 130
+    except EmulationInterrupted as e:
+        _err(str(e))
+        return 128 + e.signum
     except EmulationFailed as e:
         _err(f"{args.scenario}: the emulation failed: {e}")
         return EXIT_RUN_FAILED

@@ -39,7 +39,8 @@ from tcplab.results import RunResult
 from tcplab.runner import as_scenario, with_traces
 from tcplab.scenario import Scenario
 
-__all__ = ["emulate", "emulator_path", "kernel_info", "EmulationRefused", "EmulationFailed", "EmulatorNotFound"]
+__all__ = ["emulate", "emulator_path", "kernel_info", "bench", "bench_scenario", "BENCH", "EmulationRefused",
+           "EmulationFailed", "EmulationInterrupted", "EmulatorNotFound"]
 
 
 class EmulationRefused(ValueError):
@@ -51,6 +52,14 @@ class EmulationRefused(ValueError):
 
 class EmulationFailed(RuntimeError):
     """The emulation started but failed, or was interrupted (its namespaces were removed)."""
+
+
+class EmulationInterrupted(EmulationFailed):
+    """A signal (Ctrl-C, SIGTERM) stopped the emulation; its namespaces were removed."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"interrupted by signal {signum}; the emulator removed its namespaces")
+        self.signum = signum
 
 
 class EmulatorNotFound(FileNotFoundError):
@@ -132,9 +141,7 @@ def _wait_forwarding_signals(proc: subprocess.Popen[bytes]) -> int:
         if in_main and old is not None:
             signal.signal(signal.SIGTERM, old)
         if forwarded and proc.returncode is not None:
-            if signal.SIGINT in forwarded:
-                raise KeyboardInterrupt
-            raise EmulationFailed(f"interrupted by signal {forwarded[0]}; the emulator removed its namespaces")
+            raise EmulationInterrupted(forwarded[0])
 
 
 def emulate(
@@ -203,6 +210,8 @@ def emulate(
                     print(line, file=sys.stderr)
         if code == 2:
             raise EmulationRefused(message.strip())
+        if code > 128 and code - 128 in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            raise EmulationInterrupted(code - 128)
         if code != 0:
             raise EmulationFailed(message.strip() or f"tcplab-emu exited with status {code}")
         doc = json.loads(out.read_text())
