@@ -324,3 +324,32 @@ def test_a_scenario_the_kernel_cannot_run_is_refused_before_anything_starts(
         emulate(bad, quiet=True)
     if REASON is None:
         assert ours() == before
+
+
+def test_list_shows_the_kernels_congestion_controls(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["list", "--json"]) == 0
+    reg = json.loads(capsys.readouterr().out)
+    offered = Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
+    rows = {r["name"]: r["in this kernel"] for r in reg["kernel_congestion_controls"]}
+    assert {n for n, v in rows.items() if v == "yes"} == set(offered)
+    assert rows.get("compound") == "no"  # a simulator-only algorithm
+
+
+@needs_kernel
+def test_fidelity_writes_the_table_and_the_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = (ROOT / "examples" / "fidelity" / "reno.toml").read_text().replace('duration = "30s"', 'duration = "3s"')
+    sc = tmp_path / "reno3s.toml"
+    sc.write_text(text)
+    out = tmp_path / "fid"
+    assert main(["fidelity", str(sc), "--reps", "1", "--out", str(out)]) == 0
+    import pandas as pd
+
+    t = pd.read_parquet(out / "fidelity.parquet")
+    row = t[(t["metric"] == "goodput_bps")].iloc[0]
+    # Both sides fill the 10 Mbit/s link within 3 s: the relative error is small.
+    assert abs(row["rel_error"]) < 0.05, t.to_string()
+    assert {"occ_mean_pkts", "drops", "cwnd_mean_bytes", "loss_episodes"} <= set(t["metric"])
+    html = (out / "report.html").read_text()
+    assert "Simulator against the kernel" in html and "cwnd_0.png" in html and "queue_bottleneck.png" in html
+    assert (out / "runs" / "kernel-0" / "flows.parquet").is_file() and (out / "runs" / "sim-0" / "flows.parquet").is_file()
+    assert "report written to" in capsys.readouterr().out
