@@ -196,9 +196,8 @@ impl<'p> Engine<'p> {
             if self.plan.stop_when_done && ctl.unfinished.load(Ordering::Acquire) == 0 {
                 return Ok((now, StopReason::AllDone));
             }
-            for h in 0..self.hosts.len() {
-                if ready[h] {
-                    ready[h] = false;
+            for (h, r) in ready.iter_mut().enumerate() {
+                if std::mem::take(r) {
                     self.read_host(h, now)?;
                 }
             }

@@ -138,7 +138,7 @@ pub fn map_tcp(cfg: &TcpConfig, cc: &CcSpec, k: &KernelFacts) -> Result<KernelTc
         InitialWindow::Segments(n) => out.initcwnd = n,
         InitialWindow::Formula(_) => {
             let bytes = cfg.iw.bytes(cfg.mss);
-            if bytes % cfg.mss as u64 != 0 {
+            if !bytes.is_multiple_of(cfg.mss as u64) {
                 bad.push(format!(
                     "tcp.iw = rfc3390 gives {bytes} bytes with mss {}, not a whole number of segments; route initcwnd counts segments",
                     cfg.mss
@@ -159,7 +159,7 @@ pub fn map_tcp(cfg: &TcpConfig, cc: &CcSpec, k: &KernelFacts) -> Result<KernelTc
         ));
     }
     if cfg.min_rto != LINUX_MIN_RTO {
-        if cfg.min_rto.0 % 1_000_000 != 0 || cfg.min_rto.0 == 0 {
+        if !cfg.min_rto.0.is_multiple_of(1_000_000) || cfg.min_rto.0 == 0 {
             bad.push(format!(
                 "tcp.min_rto = {}: the route's rto_min takes whole milliseconds >= 1 ms",
                 fmt_dur(cfg.min_rto)
@@ -170,7 +170,7 @@ pub fn map_tcp(cfg: &TcpConfig, cc: &CcSpec, k: &KernelFacts) -> Result<KernelTc
     }
     if cfg.max_rto != LINUX_MAX_RTO {
         let ms = cfg.max_rto.0 / 1_000_000;
-        if k.has_rto_max_sysctl && cfg.max_rto.0 % 1_000_000 == 0 && (1000..=120_000).contains(&ms) {
+        if k.has_rto_max_sysctl && cfg.max_rto.0.is_multiple_of(1_000_000) && (1000..=120_000).contains(&ms) {
             out.sysctls.push(("net.ipv4.tcp_rto_max_ms", ms.to_string(), Side::Sender));
         } else {
             bad.push(format!(
@@ -237,11 +237,11 @@ pub fn map_tcp(cfg: &TcpConfig, cc: &CcSpec, k: &KernelFacts) -> Result<KernelTc
 
 fn fmt_dur(d: SimDuration) -> String {
     let ns = d.0;
-    if ns % 1_000_000_000 == 0 {
+    if ns.is_multiple_of(1_000_000_000) {
         format!("{}s", ns / 1_000_000_000)
-    } else if ns % 1_000_000 == 0 {
+    } else if ns.is_multiple_of(1_000_000) {
         format!("{}ms", ns / 1_000_000)
-    } else if ns % 1_000 == 0 {
+    } else if ns.is_multiple_of(1_000) {
         format!("{}us", ns / 1_000)
     } else {
         format!("{ns}ns")

@@ -18,7 +18,8 @@ use tcplab_core::metrics::{CwndSeries, Meta, RunResult};
 use tcplab_core::net::clocked::LinkModel;
 use tcplab_core::net::queue::DropCause;
 
-/// What one flow's threads returned.
+/// What one flow's threads returned (one value per flow, moved once: size is no concern).
+#[allow(clippy::large_enum_variant)]
 pub enum FlowOutcome {
     Tcp { sender: TcpSenderResult, sink: TcpSinkResult },
     Udp { sender: UdpSenderResult, sink: UdpSinkResult },
