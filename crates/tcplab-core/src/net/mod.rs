@@ -1,5 +1,6 @@
 //! The network: packets, queues, error models, links, nodes and routes.
 
+pub mod clocked;
 pub mod error;
 pub mod head_deque;
 pub mod link;
