@@ -75,6 +75,10 @@ pub fn assemble(plan: &Plan, eng: &Engine<'_>, flows: Vec<FlowOutcome>, f: &RunF
                     (None, None) => f.end_ns.saturating_sub(fp.start_ns) as f64 * 1e-9,
                 };
                 t.goodput_bps.push(if span > 0.0 { delivered as f64 * 8.0 / span } else { 0.0 });
+                // The span goodput covers: the flow's life within the run (no warm-up here).
+                let start_s = fp.start_ns as f64 * 1e-9;
+                t.window_start_s.push(start_s);
+                t.window_end_s.push(start_s + span);
                 t.segs_sent.push(w.data_pkts);
                 t.retransmits.push(info.total_retrans as u64);
                 // The kernel does not split fast retransmits from the others.
@@ -96,6 +100,8 @@ pub fn assemble(plan: &Plan, eng: &Engine<'_>, flows: Vec<FlowOutcome>, f: &RunF
                 u.group.push(fp.group.clone());
                 u.src.push(src);
                 u.dst.push(dst);
+                u.window_start_s.push(0.0);
+                u.window_end_s.push(f.end_ns as f64 * 1e-9);
                 u.pkts_sent.push(sender.sent);
                 u.pkts_delivered.push(sink.delivered);
                 u.pkts_lost.push(sender.sent.saturating_sub(sink.delivered));
@@ -129,6 +135,8 @@ pub fn assemble(plan: &Plan, eng: &Engine<'_>, flows: Vec<FlowOutcome>, f: &RunF
         let l = lm.link();
         let q = &mut r.queues;
         q.link.push(l.name.clone());
+        q.window_start_s.push(0.0);
+        q.window_end_s.push(f.end_ns as f64 * 1e-9);
         q.enq_pkts.push(l.stats.enq_pkts);
         q.enq_bytes.push(l.stats.enq_bytes);
         q.drops_overflow.push(l.stats.drops[DropCause::Overflow as usize]);
@@ -142,6 +150,8 @@ pub fn assemble(plan: &Plan, eng: &Engine<'_>, flows: Vec<FlowOutcome>, f: &RunF
         q.occ_max_bytes.push(l.stats.occ_max_bytes);
         let lt = &mut r.links;
         lt.link.push(l.name.clone());
+        lt.window_start_s.push(0.0);
+        lt.window_end_s.push(f.end_ns as f64 * 1e-9);
         lt.from.push(names[l.from as usize].clone());
         lt.to.push(names[l.to as usize].clone());
         lt.rate_bps.push(l.rate.0);

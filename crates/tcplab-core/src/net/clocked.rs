@@ -234,6 +234,7 @@ mod tests {
                 interval: Interval::Constant { mean: gap },
             })],
             duration: Some(SimDuration::from_secs(1000)),
+            warmup: None,
             max_duration: SimDuration::from_secs(1000),
             record: RecordSpec::default(),
         };
