@@ -612,6 +612,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
             console.print(f"  [bold]{p['name']}[/bold]: {p.get('summary', '')}")
 
     titles = {"queues": "Queue disciplines (queue = { kind = ... })", "error_models": "Error models (error = { kind = ... })",
+              "macs": "MACs (a link's mac = { kind = ... })", "link_layers": "Link layers (a link's link_layer = { kind = ... })",
               "link_presets": "Link presets", "studies": "Studies (tcplab study NAME)",
               "kernel_congestion_controls": "Congestion controls of this machine's kernel (tcplab emulate)"}
     for key, value in reg.items():

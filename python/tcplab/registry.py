@@ -37,7 +37,7 @@ def registry() -> dict[str, Any]:
 
     Example:
         >>> sorted(registry())
-        ['congestion_controls', 'error_models', 'link_presets', 'queues', 'tcp_profiles']
+        ['congestion_controls', 'error_models', 'link_layers', 'link_presets', 'macs', 'queues', 'tcp_profiles']
     """
     doc: dict[str, Any] = json.loads(_core.registry_json())
     return doc

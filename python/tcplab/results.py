@@ -13,9 +13,11 @@ Tables and columns (times in seconds, rates in bit/s, sizes in bytes):
   completed), bytes_target (<NA> for bulk), bytes_delivered, goodput_bps,
   window_start_s, window_end_s (the span goodput covers: the run's measurement window
   clipped to the flow's life), segs_sent, retransmits, fast_retransmits, rtos,
-  spurious_rtos, syn_retransmits.
+  spurious_rtos, syn_retransmits (and, after them, spurious_syn_rtos, frto_spurious,
+  final_cwnd_bytes, final_ssthresh_bytes, final_srtt_s).
 - ``udp``: flow_id, name, group, src, dst, window_start_s, window_end_s, pkts_sent,
-  pkts_delivered, pkts_lost, owd_mean_s, owd_max_s, jitter_s.
+  pkts_delivered, pkts_lost, owd_mean_s, owd_max_s, jitter_s, pkts_out_of_order
+  (deliveries not above every earlier sequence number).
 - ``transactions``: one row per request/response transaction of the ``rpc``
   applications (core ``app/rpc.rs``), in creation order: txn_id, app (the entry's
   name), group, client, server, batch (arrival number within the application; the
@@ -35,7 +37,12 @@ Tables and columns (times in seconds, rates in bit/s, sizes in bytes):
   drops_overflow, drops_early, drops_forced, drops_corruption, occ_mean_pkts,
   occ_max_pkts, occ_mean_bytes, occ_max_bytes.
 - ``links``: link, window_start_s, window_end_s, rate_bps, delay_s, tx_pkts, tx_bytes,
-  utilisation, busy_sample_fraction, realised_per.
+  utilisation, busy_sample_fraction, realised_per; with a MAC: mac (e.g.
+  ``dama/rbdc``), mac_slots_allocated, mac_requests (<NA> without one); with a link
+  layer: ll (e.g. ``slacp``), ll_frames_sent, ll_frames_retransmitted,
+  ll_fec_frames_sent, ll_fec_blocks, ll_fec_blocks_recovered, ll_frames_recovered,
+  ll_frames_given_up, ll_residual_loss, ll_frames_corrupted, ll_acks_sent. The MAC and
+  link-layer counters are windowed like the rest (events from the warm-up's end on).
 
 Summaries cover the measurement window [window_start_s, window_end_s]: from the
 scenario's ``warmup`` (default 0) to the end of the run, ``meta["sim_end_s"]``, which
@@ -89,6 +96,7 @@ COLUMNS: dict[str, dict[str, str]] = {
         "flow_id": _I, "name": _S, "group": _S, "src": _S, "dst": _S, "window_start_s": _F,
         "window_end_s": _F, "pkts_sent": _I,
         "pkts_delivered": _I, "pkts_lost": _I, "owd_mean_s": _F, "owd_max_s": _F, "jitter_s": _F,
+        "pkts_out_of_order": _I,
     },
     "transactions": {
         "txn_id": _I, "app": _S, "group": _S, "client": _S, "server": _S, "batch": _I, "iw_segments": _I,
@@ -106,6 +114,10 @@ COLUMNS: dict[str, dict[str, str]] = {
         "link": _S, "window_start_s": _F, "window_end_s": _F, "rate_bps": _I, "delay_s": _F,
         "tx_pkts": _I, "tx_bytes": _I,
         "utilisation": _F, "busy_sample_fraction": _F, "realised_per": _F,
+        "mac": _S, "mac_slots_allocated": _NI, "mac_requests": _NI,
+        "ll": _S, "ll_frames_sent": _NI, "ll_frames_retransmitted": _NI, "ll_fec_frames_sent": _NI,
+        "ll_fec_blocks": _NI, "ll_fec_blocks_recovered": _NI, "ll_frames_recovered": _NI,
+        "ll_frames_given_up": _NI, "ll_residual_loss": _F, "ll_frames_corrupted": _NI, "ll_acks_sent": _NI,
     },
     "series_cwnd": {
         "t_s": _F, "flow_id": _I, "cwnd_bytes": _I, "ssthresh_bytes": _F, "srtt_s": _F, "rto_s": _F, "state": _S,

@@ -28,6 +28,12 @@ pub fn registry() -> Value {
             {"name": "red", "summary": "RED with ns-2 semantics: byte mode, idle decay, gentle, wait, count-based p_a", "reference": "Floyd & Jacobson 1993; ns-2 queue/red.cc"},
         ],
         "link_presets": link_presets(),
+        "macs": [
+            {"name": "dama", "summary": "DVB-RCS-like demand assignment in superframes of slots: mode cra (constant rate), rbdc (requested arrival rate, one allocation delay later, until a timeout), vbdc (requested backlog volume, one allocation delay later)", "reference": "ETSI EN 301 790; CNES OpenSAND defaults; seed 004 (Kojo)"},
+        ],
+        "link_layers": [
+            {"name": "slacp", "summary": "TCP-friendly link layer: partially reliable in-order ARQ (cumulative ACK + selective repeat, receiver ACK timer, persistence limit), incremental RS(255,k) FEC on retransmitted blocks, logical channels with ARQ/FEC switches and priorities", "reference": "seed 004 (Kojo, FDPW 2005); RFC 3366"},
+        ],
         "error_models": [
             {"name": "bernoulli", "summary": "independent packet losses with probability per", "reference": "ns-2 ErrorModel, unit pkt"},
             {"name": "markov", "summary": "two-state good/bad channel: transition probabilities, mean sojourn times, or seed 004 time series", "reference": "Gilbert-Elliott; seed 004 (Kojo)",

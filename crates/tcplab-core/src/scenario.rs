@@ -10,6 +10,8 @@
 
 use crate::cc::CcSpec;
 use crate::net::error::ErrorConfig;
+use crate::net::linklayer::LinkLayerConfig;
+use crate::net::mac::MacConfig;
 use crate::net::queue::{Limit, QueueConfig};
 use crate::net::queue::droptail::DropTailParams;
 use crate::tcp::config::TcpSpec;
@@ -59,6 +61,14 @@ pub struct LinkParams {
     pub queue: Option<QueueConfig>,
     #[serde(default)]
     pub error: Option<ErrorConfig>,
+    /// Medium access gating the transmitter (DAMA); default none (the transmitter
+    /// sends whenever it has a packet).
+    #[serde(default)]
+    pub mac: Option<MacConfig>,
+    /// Link-layer protocol on this direction (SLACP); its ACKs use the reverse link.
+    /// Default none (IP packets go straight to the queue).
+    #[serde(default)]
+    pub link_layer: Option<LinkLayerConfig>,
 }
 
 /// The default queue of a link that names none: drop-tail, 1000 packets (ns-3 and

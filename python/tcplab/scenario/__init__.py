@@ -56,6 +56,7 @@ from tcplab.scenario.model import EXAMPLE_TOML, Scenario, load
 from tcplab.scenario.network import (
     Access,
     Bernoulli,
+    Dama,
     DropTail,
     Dumbbell,
     ErrorSpec,
@@ -65,6 +66,8 @@ from tcplab.scenario.network import (
     Markov,
     QueueSpec,
     Red,
+    Slacp,
+    SlacpChannel,
     Topology,
 )
 from tcplab.scenario.record import Record
@@ -78,6 +81,9 @@ __all__ = [
     "Red",
     "Bernoulli",
     "Markov",
+    "Dama",
+    "Slacp",
+    "SlacpChannel",
     "QueueSpec",
     "ErrorSpec",
     "Link",

@@ -12,6 +12,8 @@ words it from the field's declaration (its quantity, its range).
 
 from __future__ import annotations
 
+import re
+
 import difflib
 import types
 import typing
@@ -324,6 +326,11 @@ def _translate(root: type[BaseModel], err: dict[str, Any], data: Any) -> tuple[l
         return where.order + [(1, "kind")], e.prefixed(where.path)
     original = _lookup(data, loc)
     shown = original if original is not UNSET else given
+    if kind == "literal_error" and loc and loc[-1] == "kind":
+        # A table with a single kind so far (e.g. `mac`): word it as the tagged unions are.
+        expected = re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
+        return where.order, ScenarioError(where.path, "unknown kind", value=shown, accepted=", ".join(expected),
+                                          suggestion=near(str(shown), expected))
     if kind in ("model_type", "model_attributes_type", "dict_type"):
         return where.order, ScenarioError(where.path, "must be a table", value=shown)
     if kind == "list_type":

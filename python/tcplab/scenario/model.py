@@ -17,7 +17,7 @@ import numpy as np
 import tomli_w
 from pydantic import model_validator
 
-from tcplab import units
+from tcplab import _core, units
 from tcplab.scenario.base import Model, fld
 from tcplab.scenario.errors import ScenarioError, near
 from tcplab.scenario.flows import Flow, RpcFlow, TcpFlow, UdpFlow
@@ -149,6 +149,7 @@ class Scenario(Model):
                 raise ScenarioError(f"record.owd[{j}]", "unknown flow or group", value=fl,
                                     accepted="\"*\", " + short_list(options), suggestion=near(fl, options))
         self._resolve_all_tcp()
+        self._check_link_layers(names, groups)
         return self
 
     def _check_rpc(self, i: int, flow: RpcFlow) -> None:
@@ -163,6 +164,60 @@ class Scenario(Model):
             if link not in links:
                 raise ScenarioError(f"flows[{i}].arrivals.link", "no such link to measure the offered load against",
                                     value=link, accepted=short_list(links), suggestion=near(link, links))
+
+    def _largest_packet(self) -> int:
+        """The largest IP packet any flow sends: MSS + headers (TCP, rpc) or the packet size (UDP)."""
+        base = self.tcp.to_core()
+        sizes = [0]
+        for flow in self.flows:
+            if isinstance(flow, (TcpFlow, RpcFlow)):
+                spec = {**base, **(flow.tcp.to_core() if flow.tcp is not None else {})}
+                cfg = json.loads(_core.resolve_tcp(json.dumps(spec, sort_keys=True)))
+                sizes.append(int(cfg["mss"]) + int(cfg["header_bytes"]))
+            else:
+                sizes.append(int(flow.packet_size))
+        return max(sizes)
+
+    def _check_link_layers(self, names: dict[str, int], groups: set[str]) -> None:
+        """A link layer's map names existing flows or groups; its MAC buffer holds the largest frame."""
+        layered = self.topology.layered_links()
+        if not layered:
+            return
+        largest = self._largest_packet()
+        for path, link in layered:
+            ll = link.link_layer
+            for key in ll.map:
+                if key in names and isinstance(self.flows[names[key]], RpcFlow):
+                    raise ScenarioError(f"topology.{path}.link_layer.map.{key}",
+                                        "names an rpc entry: its transactions ride the first channel",
+                                        value=key, accepted="tcp or udp flows and groups")
+                if key not in names and key not in groups:
+                    options = sorted(groups) + list(names)
+                    raise ScenarioError(f"topology.{path}.link_layer.map.{key}", "unknown flow or group", value=key,
+                                        accepted=short_list(options), suggestion=near(key, options))
+            frame = largest + int(ll.header_size)
+            if int(ll.mac_buffer) < frame:
+                raise ScenarioError(f"topology.{path}.link_layer.mac_buffer",
+                                    f"cannot hold the largest frame ({frame} B: a {largest} B packet and a "
+                                    f"{int(ll.header_size)} B header)", value=units.format_size(int(ll.mac_buffer)),
+                                    accepted=f"at least {units.format_size(frame)}")
+
+    @staticmethod
+    def _expand_link_layer_maps(topology: dict[str, Any], flows: list[dict[str, Any]]) -> None:
+        """Rewrites each link layer's map from flow or group names to the core's flow names."""
+        tables = topology.get("links") or [topology.get("bottleneck"), topology.get("bottleneck_reverse")]
+        for table in tables:
+            ll = (table or {}).get("link_layer")
+            if not ll:
+                continue
+            expanded: dict[str, str] = {}
+            for key, channel in ll["map"].items():
+                for f in flows:
+                    if f.get("kind") == "rpc":
+                        continue  # transactions ride the first channel
+                    if key in (f["name"], f["group"]) or f["name"].rsplit(".", 1)[0] == key:
+                        expanded[f["name"]] = channel
+            ll["map"] = expanded
 
     def _endpoints(self, i: int, flow: Any) -> list[tuple[str, str, str]]:
         """(name, src, dst) of every flow entry ``i`` expands into."""
@@ -282,9 +337,11 @@ class Scenario(Model):
                     if sel in (f["name"], f["group"]) or f["name"].rsplit(".", 1)[0] == sel
                 ]
             owd = list(dict.fromkeys(owd))
+        topology = self.topology.to_core()
+        self._expand_link_layer_maps(topology, flows)
         return {
             "name": self.name,
-            "topology": self.topology.to_core(),
+            "topology": topology,
             "flows": flows,
             "duration": None if self.duration is None else int(self.duration),
             "max_duration": int(self.max_duration),

@@ -7,7 +7,9 @@ integers in bit/s, nanoseconds and bytes.
 
 References: seed 003 for the three drop-tail semantics (packet-slot, fixed-byte strict,
 fixed-byte loose as dummynet); Floyd & Jacobson 1993 and ns-2 ``red.cc`` for RED;
-Gilbert-Elliott and seed 004's time-series channel for Markov.
+Gilbert-Elliott and seed 004's time-series channel for Markov; ETSI EN 301 790 (DVB-RCS)
+and CNES OpenSAND's defaults for the DAMA MAC; seed 004 (Kojo, FDPW 2005) for the SLACP
+link layer (``crates/tcplab-core/src/net/mac/dama.rs``, ``net/linklayer/slacp.rs``).
 """
 
 from __future__ import annotations
@@ -22,8 +24,8 @@ from tcplab.scenario.errors import ScenarioError, near
 from tcplab.scenario.quantities import Choice, Limit, Rate, Size, StrList, Time, TimeList
 
 __all__ = [
-    "DropTail", "Red", "Bernoulli", "Markov", "QueueSpec", "ErrorSpec",
-    "Link", "Access", "Dumbbell", "GraphLink", "Graph", "Topology", "short_list",
+    "DropTail", "Red", "Bernoulli", "Markov", "QueueSpec", "ErrorSpec", "Dama", "MacSpec", "SlacpChannel", "Slacp",
+    "LinkLayerSpec", "Link", "Access", "Dumbbell", "GraphLink", "Graph", "Topology", "short_list",
 ]
 
 
@@ -226,11 +228,225 @@ class Markov(Model):
 ErrorSpec = Annotated[Union[Bernoulli, Markov], Field(discriminator="kind")]
 
 # --------------------------------------------------------------------------------------
+# Medium access
+
+#: Fields of a DAMA table that apply to some modes only.
+DAMA_MODE_FIELDS: dict[str, tuple[str, ...]] = {
+    "allocation_delay": ("rbdc", "vbdc"),
+    "cra_rate": ("cra",),
+    "rbdc_max": ("rbdc",),
+    "rbdc_timeout": ("rbdc",),
+}
+
+
+class Dama(Model):
+    """DVB-RCS-like demand-assigned multiple access (``mac = { kind = "dama", ... }``).
+
+    The transmitter sends only in the slots the MAC allocates: superframes of slots,
+    capacity granted per superframe. ``cra``: a constant rate; ``rbdc``: the terminal
+    requests its arrival rate every superframe, granted one allocation delay later,
+    persisting until a timeout unless refreshed; ``vbdc``: it requests the volume in
+    its buffer not yet requested, granted one allocation delay later. Defaults: OpenSAND
+    (26.5 ms superframes, RBDC timeout 12 superframes), 53 B slots (8 per superframe at
+    128 kbit/s), allocation delay 2 x 250 ms + 2 superframes (``docs/studies/satellite.md``).
+
+    Example:
+        >>> Dama(mode="vbdc").to_core()["superframe"], Dama(mode="rbdc", rbdc_timeout="1s").to_core()["rbdc_timeout"]
+        (26500000, 1000000000)
+        >>> Dama(mode="cra", rbdc_max="64kbps")
+        Traceback (most recent call last):
+        ...
+        tcplab.scenario.ScenarioError: rbdc_max: applies to mode 'rbdc' only, not 'cra'; got '64kbps'; accepted: leave it out for mode 'cra'
+    """
+
+    kind: Literal["dama"] = "dama"
+    mode: Annotated[str, Choice(lambda: ["cra", "rbdc", "vbdc"])] = fld(
+        doc="Capacity category: `cra` (constant rate), `rbdc` (rate-based dynamic), `vbdc` (volume-based dynamic)."
+    )
+    superframe: Time = fld(26_500_000, "Superframe duration: allocations and requests happen once per superframe "
+                           "(OpenSAND `return_up_carrier_duration`).", default_doc='"26.5ms"', ge=1)
+    slot_size: Size = fld(53, "Link-layer payload of one slot; a superframe holds floor(superframe / slot time) "
+                          "slots at the link rate.", default_doc='"53B"', ge=1, le=65535)
+    allocation_delay: Optional[Time] = fld(
+        None, "rbdc, vbdc: from sending a request to the superframe it takes effect in, rounded up to whole "
+        "superframes (request up, NCC processing, plan down).",
+        default_doc='"553ms" (2 x 250 ms + 2 superframes; 21 superframes)', ge=1)
+    cra_rate: Optional[Rate] = fld(None, "cra: the constant rate allocated.",
+                                   default_doc="the slot grid's maximum (the link rate with the defaults)", ge=1)
+    rbdc_max: Optional[Rate] = fld(None, "rbdc: the largest rate granted.",
+                                   default_doc="the slot grid's maximum (the link rate with the defaults)", ge=1)
+    rbdc_timeout: Optional[Time] = fld(None, "rbdc: a grant not refreshed by a request for this long expires "
+                                       "(rounded up to whole superframes).",
+                                       default_doc='"318ms" (12 superframes, OpenSAND `rbdc_timeout`)', ge=1)
+
+    @model_validator(mode="after")
+    def _fields_match_the_mode(self) -> "Dama":
+        for name, modes in DAMA_MODE_FIELDS.items():
+            value = getattr(self, name)
+            if value is not None and self.mode not in modes:
+                shown = _dama_quantity(name, value)
+                only = " and ".join(f"'{m}'" for m in modes)
+                raise ScenarioError(name, f"applies to mode {only} only, not '{self.mode}'", value=shown,
+                                    accepted=f"leave it out for mode '{self.mode}'")
+        return self
+
+    def check_link_rate(self, rate: int) -> None:
+        """Checks the slot grid against the link's rate (paths relative to the link).
+
+        Example:
+            >>> Dama(mode="cra", cra_rate="200kbps").check_link_rate(128_000)
+            Traceback (most recent call last):
+            ...
+            tcplab.scenario.ScenarioError: mac.cra_rate: exceeds what the slot grid carries (8 slots of 53B per 26.5ms superframe); got '200kbps'; accepted: at most 128kbps
+        """
+        slot_ns = -(-int(self.slot_size) * 8 * 10**9 // rate)
+        slots = int(self.superframe) // slot_ns
+        if slots == 0:
+            raise ScenarioError("mac.superframe", f"is shorter than one slot ({units.format_size(int(self.slot_size))} "
+                                f"at {units.format_rate(rate)} take {units.format_time(slot_ns)})",
+                                value=units.format_time(int(self.superframe)),
+                                accepted=f"at least {units.format_time(slot_ns)}")
+        max_rate = slots * int(self.slot_size) * 8 * 10**9 // int(self.superframe)
+        for name in ("cra_rate", "rbdc_max"):
+            value = getattr(self, name)
+            if value is not None and int(value) > max_rate:
+                raise ScenarioError(f"mac.{name}", f"exceeds what the slot grid carries ({slots} slots of "
+                                    f"{units.format_size(int(self.slot_size))} per "
+                                    f"{units.format_time(int(self.superframe))} superframe)",
+                                    value=units.format_rate(int(value)), accepted=f"at most {units.format_rate(max_rate)}")
+
+    def to_core(self) -> dict[str, Any]:
+        """The core's ``MacConfig::Dama``."""
+        return {"kind": self.kind, "mode": self.mode, "superframe": self.superframe, "slot_bytes": self.slot_size,
+                "allocation_delay": self.allocation_delay, "cra_rate": self.cra_rate, "rbdc_max": self.rbdc_max,
+                "rbdc_timeout": self.rbdc_timeout}
+
+
+def _dama_quantity(name: str, value: int) -> str:
+    return units.format_rate(value) if name in ("cra_rate", "rbdc_max") else units.format_time(value)
+
+
+#: A MAC: a table tagged by ``kind`` (one kind so far).
+MacSpec = Dama
+
+# --------------------------------------------------------------------------------------
+# Link layers
+
+
+class SlacpChannel(Model):
+    """A logical channel of SLACP: its own IP queue, sequence space, priority, ARQ/FEC switches.
+
+    Example:
+        >>> SlacpChannel(name="voice", priority=0, arq=False, fec=False).to_core()
+        {'name': 'voice', 'priority': 0, 'arq': False, 'fec': False}
+        >>> SlacpChannel(name="x", arq=False)
+        Traceback (most recent call last):
+        ...
+        tcplab.scenario.ScenarioError: fec: needs arq = true (redundancy is added to retransmissions only); got True; accepted: false when arq = false
+    """
+
+    name: str = fld(doc="Channel name, used by the link layer's `map`.")
+    priority: int = fld(0, "Lower is served first (ties in declaration order).", ge=0, le=255)
+    arq: bool = fld(True, "Retransmissions and in-order delivery; without, frames are sent once and delivered as they arrive.")
+    fec: bool = fld(True, "Incremental RS(255, k) redundancy on retransmitted blocks (needs `arq`).")
+
+    @model_validator(mode="after")
+    def _fec_needs_arq(self) -> "SlacpChannel":
+        if self.fec and not self.arq:
+            raise ScenarioError("fec", "needs arq = true (redundancy is added to retransmissions only)", value=True,
+                                accepted="false when arq = false")
+        if not self.name:
+            raise ScenarioError("name", "must not be empty", value=self.name)
+        return self
+
+    def to_core(self) -> dict[str, Any]:
+        """The core's ``ChannelSpec``."""
+        return {"name": self.name, "priority": self.priority, "arq": self.arq, "fec": self.fec}
+
+
+def _default_channels() -> list[SlacpChannel]:
+    return [SlacpChannel(name="default")]
+
+
+class Slacp(Model):
+    """SLACP, seed 004's TCP-friendly link layer (``link_layer = { kind = "slacp", ... }``).
+
+    Partially reliable in-order ARQ (cumulative ACKs with selective repeat, no sender
+    timer, an ACK timer at the receiver), incremental RS(255, k) redundancy on
+    retransmitted blocks, priority to retransmissions and link ACKs, one unsent frame per
+    channel (the backlog stays in the IP queue, `queue`, one per channel), logical
+    channels with their own priority and ARQ/FEC switches. Link ACKs travel on the
+    reverse link. Defaults other than the MAC buffer are tcplab's choices
+    (``docs/studies/satellite.md``).
+
+    Example:
+        >>> core = Slacp(persistence=2, channels=[{"name": "bulk"}, {"name": "rt", "arq": False, "fec": False}],
+        ...              map={"voice": "rt"}).to_core()
+        >>> core["mac_buffer"], core["persistence"], [c["name"] for c in core["channels"]], core["map"]
+        (14400, 2, ['bulk', 'rt'], {'voice': 'rt'})
+    """
+
+    kind: Literal["slacp"] = "slacp"
+    mac_buffer: Size = fld(14_400, "The MAC buffer the link layer fills only while it has room (seed 004: 14.4 kB "
+                           "with SLACP).", default_doc='"14.4kB"', ge=1)
+    persistence: int = fld(3, "Retransmission rounds before a frame is given up (TCP then recovers it).", ge=0, le=1000)
+    ack_timer: Time = fld(200_000_000, "Receiver ACK timer: the latest ACK is repeated when no frame arrives for "
+                          "this long.", default_doc='"200ms"', ge=1)
+    ack_repeats: int = fld(10, "Idle ACK repeats when no frame waits above a gap (unlimited while one does).",
+                           ge=0, le=1000)
+    fec_ratio: float = fld(0.25, "Redundancy per resent frame: round r of a block resending m frames adds "
+                           "ceil(r * fec_ratio * m) redundancy frames.", ge=0.01, le=8.0)
+    fec_max_block: int = fld(32, "Largest FEC block (k), frames.", ge=1, le=128)
+    header_size: Size = fld(4, "Bytes a data or redundancy frame adds to its payload.", default_doc='"4B"', ge=0, le=64)
+    ack_size: Size = fld(40, "Bytes of a link ACK.", default_doc='"40B"', ge=1, le=1500)
+    channels: list[SlacpChannel] = fld(doc="The logical channels; unmapped flows use the first.",
+                                       factory=_default_channels,
+                                       default_doc='one channel, `{ name = "default" }` (ARQ and FEC on)')
+    map: dict[str, str] = fld(doc="Flow or group name -> channel name.", factory=dict, default_doc="every flow on "
+                              "the first channel")
+
+    @model_validator(mode="after")
+    def _channels_are_named_once(self) -> "Slacp":
+        if not 1 <= len(self.channels) <= 16:
+            raise ScenarioError("channels", "needs 1 to 16 channels", value=len(self.channels),
+                                accepted="1 to 16 channel tables")
+        names = [c.name for c in self.channels]
+        for i, n in enumerate(names):
+            if n in names[:i]:
+                raise ScenarioError(f"channels[{i}].name", "duplicate channel name", value=n)
+        for flow, channel in self.map.items():
+            if channel not in names:
+                raise ScenarioError(f"map.{flow}", "unknown channel", value=channel, accepted=", ".join(names),
+                                    suggestion=near(channel, names))
+        return self
+
+    def to_core(self, flow_map: dict[str, str] | None = None) -> dict[str, Any]:
+        """The core's ``LinkLayerConfig::Slacp`` (``flow_map``: the map with groups expanded)."""
+        return {"kind": self.kind, "mac_buffer": self.mac_buffer, "persistence": self.persistence,
+                "ack_timer": self.ack_timer, "ack_repeats": self.ack_repeats, "fec_ratio": float(self.fec_ratio),
+                "fec_max_block": self.fec_max_block, "header_bytes": self.header_size, "ack_bytes": self.ack_size,
+                "channels": [c.to_core() for c in self.channels],
+                "map": dict(self.map if flow_map is None else flow_map)}
+
+
+#: A link layer: a table tagged by ``kind`` (one kind so far).
+LinkLayerSpec = Slacp
+
+# --------------------------------------------------------------------------------------
 # Links and topologies
 
 
 def _queue_core(queue: Any) -> dict[str, Any] | None:
     return queue.to_core() if queue is not None else None
+
+
+def _layers_core(core: dict[str, Any], mac: Any, link_layer: Any) -> dict[str, Any]:
+    """Adds a link's MAC and link layer to its core table when they are set."""
+    if mac is not None:
+        core["mac"] = mac.to_core()
+    if link_layer is not None:
+        core["link_layer"] = link_layer.to_core()
+    return core
 
 
 class Link(Model):
@@ -254,6 +470,10 @@ class Link(Model):
     )
     error: Optional[ErrorSpec] = fld(None, "Error model applied as packets finish transmission.",
                                      default_doc="no losses")
+    mac: Optional[MacSpec] = fld(None, "Medium access gating the transmitter (DVB-RCS-like DAMA).",
+                                 default_doc="none: the transmitter sends whenever it has a packet")
+    link_layer: Optional[LinkLayerSpec] = fld(None, "Link-layer protocol on this direction (SLACP); its ACKs use the "
+                                              "reverse link.", default_doc="none: IP packets go straight to `queue`")
 
     @model_validator(mode="after")
     def _rate_and_delay_from_the_preset(self) -> "Link":
@@ -266,12 +486,15 @@ class Link(Model):
                     raise ScenarioError(name, f"required ({why})", value="(missing)",
                                         accepted='a quantity with a unit, e.g. "2Mbps" / "70ms"')
                 setattr(self, name, value)
+        if self.mac is not None:
+            self.mac.check_link_rate(int(self.rate))  # type: ignore[arg-type]
         return self
 
     def to_core(self) -> dict[str, Any]:
-        """The core's ``LinkParams``."""
-        return {"rate": self.rate, "delay": self.delay, "queue": _queue_core(self.queue),
+        """The core's ``LinkParams`` (``mac`` and ``link_layer`` only when set)."""
+        core = {"rate": self.rate, "delay": self.delay, "queue": _queue_core(self.queue),
                 "error": _queue_core(self.error)}
+        return _layers_core(core, self.mac, self.link_layer)
 
 
 class Access(Model):
@@ -327,6 +550,11 @@ class Dumbbell(Model):
                                     value=[units.format_time(d) for d in acc.delay])
         return self
 
+    def layered_links(self) -> list[tuple[str, Any]]:
+        """``(path, link)`` of the links with a link layer (paths relative to ``topology``)."""
+        pairs = [("bottleneck", self.bottleneck), ("bottleneck_reverse", self.bottleneck_reverse)]
+        return [(p, lk) for p, lk in pairs if lk is not None and lk.link_layer is not None]
+
     def node_names(self) -> list[str]:
         """Node names, senders first."""
         n = self.pairs
@@ -366,15 +594,27 @@ class GraphLink(Model):
     to: str = fld(doc="Receiving node.")
     rate: Rate = fld(doc="Transmission rate.", ge=1)
     delay: Time = fld(doc="One-way propagation delay.")
-    queue: Optional[QueueSpec] = fld(None, "Queue at the transmitting end.", default_doc="drop-tail, 1000 packets")
+    queue: Optional[QueueSpec] = fld(None, "Queue at the transmitting end (with a link layer: its IP queue, one per "
+                                     "channel).", default_doc="drop-tail, 1000 packets")
     error: Optional[ErrorSpec] = fld(None, "Error model.", default_doc="no losses")
+    mac: Optional[MacSpec] = fld(None, "Medium access gating the transmitter (DVB-RCS-like DAMA).",
+                                 default_doc="none: the transmitter sends whenever it has a packet")
+    link_layer: Optional[LinkLayerSpec] = fld(None, "Link-layer protocol on this direction (SLACP); its ACKs use the "
+                                              "reverse link.", default_doc="none: IP packets go straight to `queue`")
+
+    @model_validator(mode="after")
+    def _mac_fits_the_rate(self) -> "GraphLink":
+        if self.mac is not None:
+            self.mac.check_link_rate(int(self.rate))
+        return self
 
     def to_core(self) -> dict[str, Any]:
-        """The core's ``LinkSpec`` (``LinkParams`` flattened in)."""
-        return {
+        """The core's ``LinkSpec`` (``LinkParams`` flattened in; ``mac`` and ``link_layer`` only when set)."""
+        core = {
             "name": self.name, "from": self.from_, "to": self.to, "rate": self.rate, "delay": self.delay,
             "queue": _queue_core(self.queue), "error": _queue_core(self.error),
         }
+        return _layers_core(core, self.mac, self.link_layer)
 
 
 class Graph(Model):
@@ -405,7 +645,17 @@ class Graph(Model):
                 if node not in known:
                     raise ScenarioError(f"links[{i}].{end}", "unknown node", value=node,
                                         accepted=", ".join(self.nodes), suggestion=near(node, self.nodes))
+        for i, link in enumerate(self.links):
+            if link.link_layer is not None and not any(r.from_ == link.to and r.to == link.from_ for r in self.links):
+                raise ScenarioError(f"links[{i}].link_layer", f"needs a reverse link from '{link.to}' to "
+                                    f"'{link.from_}' to carry its ACKs", value=link.link_layer.kind,
+                                    accepted=f"a [[topology.links]] entry with from = \"{link.to}\" and to = "
+                                             f"\"{link.from_}\"")
         return self
+
+    def layered_links(self) -> list[tuple[str, Any]]:
+        """``(path, link)`` of the links with a link layer (paths relative to ``topology``)."""
+        return [(f"links[{i}]", lk) for i, lk in enumerate(self.links) if lk.link_layer is not None]
 
     def node_names(self) -> list[str]:
         """Node names."""

@@ -22,7 +22,8 @@ from tcplab.scenario.errors import _unwrap, _variants, range_text
 from tcplab.scenario.experiment import SweepTable
 from tcplab.scenario.flows import Arrivals, Interval, RpcFlow, SizeDist, TcpFlow, UdpFlow
 from tcplab.scenario.model import EXAMPLE_TOML, Scenario
-from tcplab.scenario.network import Access, Bernoulli, DropTail, Dumbbell, Graph, GraphLink, Link, Markov, Red
+from tcplab.scenario.network import (Access, Bernoulli, Dama, DropTail, Dumbbell, Graph, GraphLink, Link, Markov, Red,
+                                     Slacp, SlacpChannel)
 from tcplab.scenario.record import Record
 from tcplab.scenario.tcp import TCP_KINDS, CcOptions, TcpOptions, profile_value
 
@@ -40,6 +41,9 @@ SECTIONS: list[tuple[str, type[BaseModel]]] = [
     ("Queue `kind = \"red\"`", Red),
     ("Error model `kind = \"bernoulli\"`", Bernoulli),
     ("Error model `kind = \"markov\"`", Markov),
+    ("MAC `kind = \"dama\"` (a link's `mac`)", Dama),
+    ("Link layer `kind = \"slacp\"` (a link's `link_layer`)", Slacp),
+    ("A SLACP channel (`link_layer.channels`)", SlacpChannel),
     ("`[tcp]` and a flow's `tcp`", TcpOptions),
     ("`[cc]` and a flow's `cc`", CcOptions),
     ("`[[flows]]` with `kind = \"tcp\"` (the default)", TcpFlow),
@@ -117,6 +121,8 @@ def toml_default(info: Any) -> Any:
         return marker.to_toml(value)
     if isinstance(value, BaseModel):
         return value.to_dict()  # type: ignore[attr-defined]
+    if isinstance(value, list) and value and isinstance(value[0], BaseModel):
+        return [v.to_dict() for v in value]  # type: ignore[attr-defined]
     return value
 
 

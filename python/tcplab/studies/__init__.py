@@ -14,13 +14,15 @@ Registered:
 - ``iw-testbed`` (:mod:`tcplab.studies.iw_testbed`): seed 001, Chu and Wang, IETF 79,
   2010: IW10 vs IW3 on a 64 kbit/s / 20 Mbit/s testbed with web transactions,
   simultaneous opens, SACK on/off and long-lived flows.
+- ``satellite`` (:mod:`tcplab.studies.satellite`): seed 004, Kojo, FDPW 2005: the SLACP
+  link layer and DAMA (CRA/RBDC/VBDC) under TCP over a lossy GEO return link.
 
 Every study runs on the shared machine (:mod:`tcplab.studies.engine`,
 :mod:`tcplab.studies.findings`, :mod:`tcplab.studies.reporting`).
 
 Example:
     >>> names()
-    ['iw-irto', 'home-gateway', 'iw-testbed']
+    ['iw-irto', 'home-gateway', 'iw-testbed', 'satellite']
     >>> s = get("iw-irto")
     >>> s.seed, s.default_reps, s.links
     ('000', 100, ['edge', 'hspa', 'lte'])
@@ -29,7 +31,7 @@ Example:
     >>> get("iw-10")
     Traceback (most recent call last):
     ...
-    KeyError: "unknown study 'iw-10'; accepted: iw-irto, home-gateway, iw-testbed"
+    KeyError: "unknown study 'iw-10'; accepted: iw-irto, home-gateway, iw-testbed, satellite"
 """
 
 from __future__ import annotations
@@ -127,6 +129,14 @@ def _run_iw_testbed(out: str | Path, reps: int, links: list[str], jobs: int | No
                           scheduler=scheduler, progress=progress)
 
 
+def _run_satellite(out: str | Path, reps: int, links: list[str], jobs: int | None, scheduler: str | None,
+                   progress: bool, **params: Any) -> Any:
+    from tcplab.studies import satellite
+
+    return satellite.run(out, satellite.StudyParams(reps=reps, links=list(links), **params), jobs=jobs,
+                         scheduler=scheduler, progress=progress)
+
+
 STUDIES: dict[str, Study] = {
     "iw-irto": Study(
         name="iw-irto",
@@ -181,6 +191,20 @@ STUDIES: dict[str, Study] = {
             StudyParam("keep_txn_reps", int, 2, "replications whose per-transaction rows are kept (CDFs)"),
         ],
         runner=_run_iw_testbed,
+    ),
+    "satellite": Study(
+        name="satellite",
+        seed="004",
+        summary="SLACP link layer (ARQ + incremental RS-FEC) and DAMA (CRA/RBDC/VBDC) under Reference and Enhanced TCP "
+                "over a lossy GEO return link, 1 x 1 MB and 4 x 250 kB (Kojo, FDPW 2005)",
+        default_reps=32,
+        links=["geo"],
+        params=[
+            StudyParam("errors", str, "none,low,medium,high,vhigh,huge", "error models to run (comma-separated)"),
+            StudyParam("seed", int, 1, "master seed: replication r uses core seed seed + r"),
+            StudyParam("block", int, 32, "replications per task (resumability granularity)"),
+        ],
+        runner=_run_satellite,
     ),
 }
 

@@ -64,6 +64,9 @@ pub struct FlowTable {
     /// Spurious RTOs detected by F-RTO at the sender.
     pub frto_spurious: Vec<u64>,
     pub final_cwnd_bytes: Vec<u64>,
+    /// ssthresh at the end of the run; `None` while it was never set (unbounded).
+    /// RFC 2140 temporal sharing caches this value for the next connection.
+    pub final_ssthresh_bytes: Vec<Option<u64>>,
     pub final_srtt_s: Vec<Option<f64>>,
 }
 
@@ -89,6 +92,9 @@ pub struct UdpTable {
     pub owd_max_s: Vec<Option<f64>>,
     /// RFC 3550 §6.4.1 interarrival jitter estimate at the end of the run, s.
     pub jitter_s: Vec<Option<f64>>,
+    /// Deliveries whose sequence number was not above every earlier one (reordered or
+    /// duplicated).
+    pub pkts_out_of_order: Vec<u64>,
 }
 
 /// One row per request/response transaction (`app::rpc`), in creation order. Every
@@ -206,6 +212,36 @@ pub struct LinkTable {
     /// Packet error rate the error model realised in the window; `None` without an
     /// error model.
     pub realised_per: Vec<Option<f64>>,
+    /// MAC model and mode (e.g. `dama/rbdc`); `None` without a MAC.
+    pub mac: Vec<Option<String>>,
+    /// Slots the MAC allocated over the run; `None` without a MAC.
+    pub mac_slots_allocated: Vec<Option<u64>>,
+    /// Capacity requests the MAC sent (RBDC rates, VBDC volumes); `None` without a MAC.
+    pub mac_requests: Vec<Option<u64>>,
+    /// Link-layer protocol (e.g. `slacp`); `None` without one. The `ll_*` counters
+    /// below are `None` without a link layer.
+    pub ll: Vec<Option<&'static str>>,
+    /// Data frames sent for the first time.
+    pub ll_frames_sent: Vec<Option<u64>>,
+    /// Data frames sent again.
+    pub ll_frames_retransmitted: Vec<Option<u64>>,
+    /// FEC redundancy frames sent.
+    pub ll_fec_frames_sent: Vec<Option<u64>>,
+    /// FEC blocks formed.
+    pub ll_fec_blocks: Vec<Option<u64>>,
+    /// FEC blocks in which decoding recovered at least one frame.
+    pub ll_fec_blocks_recovered: Vec<Option<u64>>,
+    /// Frames recovered by FEC decoding.
+    pub ll_frames_recovered: Vec<Option<u64>>,
+    /// Frames given up after the persistence limit (IP packets lost).
+    pub ll_frames_given_up: Vec<Option<u64>>,
+    /// IP packets lost for good per data frame first sent (given up, or lost on a
+    /// channel without ARQ).
+    pub ll_residual_loss: Vec<Option<f64>>,
+    /// Frame transmissions corrupted on the link (any kind).
+    pub ll_frames_corrupted: Vec<Option<u64>>,
+    /// Link ACKs sent by the receiver.
+    pub ll_acks_sent: Vec<Option<u64>>,
 }
 
 /// cwnd/ssthresh/srtt/rto/state of TCP senders, one row per change.

@@ -13,11 +13,23 @@
 //! Counters and time integrals cover the measurement window: they start at zero and
 //! `open_window` restarts them at the warm-up time (a transmission in progress then
 //! counts its busy time from that instant, and the occupancy maximum restarts from
-//! the occupancy at that instant).
+//! the occupancy at that instant). The MAC's and link layer's counters (their own
+//! `stats()`) cover the whole run; `open_window` records them so the `links` table
+//! reports their window share too (`mac_stats`, `ll_stats`).
+//!
+//! Optional layers make a link *layered* (`layered = true`; the simulation then drives
+//! it through `sim/layered.rs`): a MAC (`mac`, e.g. DAMA) that lets the transmitter
+//! serialize only in the capacity it grants, pausing a packet at a superframe boundary
+//! and resuming it at the next (`start_tx_gated`, `resume_tx`); a link layer (`ll`,
+//! e.g. SLACP) that takes the IP packets, holds the backlog in its own IP queues and
+//! feeds the MAC buffer (`mac_buffer`) only while it has room; and a FIFO of
+//! link-layer control frames (`control`, a peer link layer's ACKs) served first.
 
 use super::error::{ErrorModel, ErrorStats};
+use super::linklayer::{LinkLayer, LlStats};
+use super::mac::{Gate, Mac, MacStats};
 use super::packet::{LinkId, NodeId, PacketRef};
-use super::queue::{DropCause, QueueDisc};
+use super::queue::{DropCause, Fifo, QueueDisc, QueuedPacket};
 use crate::rng::RngStream;
 use crate::time::{Rate, SimDuration, SimTime};
 use super::head_deque::HeadDeque;
@@ -63,6 +75,26 @@ pub struct Link {
     error_base: ErrorStats,
     /// Packets transmitted before the measurement window opened.
     pub tx_pkts_before_window: u64,
+    /// Medium access gating the transmitter, if any.
+    pub mac: Option<Box<dyn Mac>>,
+    /// Transmitter time the MAC still owes the packet in service after a pause, ns.
+    pub tx_left: u64,
+    /// Link-layer control frames (a peer link layer's ACKs), sent before the queue.
+    pub control: HeadDeque<QueuedPacket>,
+    control_bytes: u64,
+    /// Whether the simulation drives this link through its layered path.
+    pub layered: bool,
+    /// Link-layer protocol on this direction, if any.
+    pub ll: Option<Box<dyn LinkLayer>>,
+    /// Frames between the link layer and the transmitter (only with a link layer).
+    pub mac_buffer: Fifo,
+    /// The MAC buffer's size, bytes.
+    pub mac_buffer_limit: u64,
+    /// The reverse link that carries this link layer's ACKs.
+    pub ack_link: LinkId,
+    /// The MAC's and link layer's counts when the measurement window opened.
+    mac_base: Option<MacStats>,
+    ll_base: Option<LlStats>,
 }
 
 impl Link {
@@ -94,6 +126,17 @@ impl Link {
             stats: LinkStats::default(),
             error_base: ErrorStats::default(),
             tx_pkts_before_window: 0,
+            mac: None,
+            tx_left: 0,
+            control: HeadDeque::default(),
+            control_bytes: 0,
+            layered: false,
+            ll: None,
+            mac_buffer: Fifo::default(),
+            mac_buffer_limit: 0,
+            ack_link: id,
+            mac_base: None,
+            ll_base: None,
         }
     }
 
@@ -103,8 +146,8 @@ impl Link {
         self.account(now);
         self.tx_pkts_before_window += self.stats.tx_pkts;
         self.stats = LinkStats {
-            occ_max_pkts: self.queue.len_packets(),
-            occ_max_bytes: self.queue.len_bytes(),
+            occ_max_pkts: self.backlog_packets(),
+            occ_max_bytes: self.backlog_bytes(),
             last_change: now,
             ..LinkStats::default()
         };
@@ -112,6 +155,8 @@ impl Link {
             self.busy_since = now;
         }
         self.error_base = self.error.as_ref().map_or_else(ErrorStats::default, |e| e.stats());
+        self.mac_base = self.mac.as_ref().map(|m| m.stats());
+        self.ll_base = self.ll.as_ref().map(|l| l.stats());
     }
 
     /// The error model's counts over the measurement window.
@@ -122,19 +167,63 @@ impl Link {
         })
     }
 
+    /// The MAC's counts over the measurement window; `None` without a MAC.
+    pub fn mac_stats(&self) -> Option<MacStats> {
+        let s = self.mac.as_ref()?.stats();
+        Some(match self.mac_base {
+            Some(b) => s.since(&b),
+            None => s,
+        })
+    }
+
+    /// The link layer's counts over the measurement window; `None` without one.
+    pub fn ll_stats(&self) -> Option<LlStats> {
+        let s = self.ll.as_ref()?.stats();
+        Some(match self.ll_base {
+            Some(b) => s.since(&b),
+            None => s,
+        })
+    }
+
+    /// IP packets waiting to be sent: the queue, or with a link layer its IP queues.
+    pub fn backlog_packets(&self) -> u32 {
+        match &self.ll {
+            Some(ll) => ll.backlog_packets(),
+            None => self.queue.len_packets(),
+        }
+    }
+
+    /// Bytes of IP packets waiting to be sent (see `backlog_packets`).
+    pub fn backlog_bytes(&self) -> u64 {
+        match &self.ll {
+            Some(ll) => ll.backlog_bytes(),
+            None => self.queue.len_bytes(),
+        }
+    }
+
+    /// Bytes the MAC must still carry: its buffer (the queue, or with a link layer the
+    /// MAC buffer), control frames, and the unsent part of the packet in service.
+    pub fn mac_backlog_bytes(&self) -> u64 {
+        let buffer = match &self.ll {
+            Some(_) => self.mac_buffer.bytes(),
+            None => self.queue.len_bytes(),
+        };
+        buffer + self.control_bytes + self.unsent_in_service_bytes()
+    }
+
     /// Accumulates the occupancy integral up to `now` (call before any change).
     pub fn account(&mut self, now: SimTime) {
         let dt = now.0 - self.stats.last_change.0;
         if dt > 0 {
-            self.stats.occ_pkt_ns += self.queue.len_packets() as u128 * dt as u128;
-            self.stats.occ_byte_ns += self.queue.len_bytes() as u128 * dt as u128;
+            self.stats.occ_pkt_ns += self.backlog_packets() as u128 * dt as u128;
+            self.stats.occ_byte_ns += self.backlog_bytes() as u128 * dt as u128;
             self.stats.last_change = now;
         }
     }
 
     pub fn note_occupancy_max(&mut self) {
-        self.stats.occ_max_pkts = self.stats.occ_max_pkts.max(self.queue.len_packets());
-        self.stats.occ_max_bytes = self.stats.occ_max_bytes.max(self.queue.len_bytes());
+        self.stats.occ_max_pkts = self.stats.occ_max_pkts.max(self.backlog_packets());
+        self.stats.occ_max_bytes = self.stats.occ_max_bytes.max(self.backlog_bytes());
     }
 
     pub fn record_drop(&mut self, cause: DropCause) {
@@ -148,10 +237,83 @@ impl Link {
         now + self.rate.tx_time(pkt.size)
     }
 
+    /// Starts serializing `pkt` under the MAC (if any): `Some(done)` when the capacity
+    /// granted so far carries it, `None` when the MAC paused it (see `resume_tx`).
+    pub fn start_tx_gated(&mut self, pkt: PacketRef, now: SimTime) -> Option<SimTime> {
+        let Some(mac) = self.mac.as_mut() else {
+            return Some(self.start_tx(pkt, now));
+        };
+        self.in_service = Some(pkt);
+        self.busy_since = now;
+        let need = self.rate.tx_time(pkt.size).0;
+        match mac.transmit(now, need) {
+            Gate::Done(t) => Some(t),
+            Gate::Paused { sent_ns } => {
+                self.tx_left = need - sent_ns;
+                None
+            }
+        }
+    }
+
+    /// Continues a paused transmission at a superframe boundary: `Some(done)` once the
+    /// granted capacity carries the rest.
+    pub fn resume_tx(&mut self, now: SimTime) -> Option<SimTime> {
+        if self.in_service.is_none() || self.tx_left == 0 {
+            return None;
+        }
+        let mac = self.mac.as_mut()?;
+        match mac.transmit(now, self.tx_left) {
+            Gate::Done(t) => {
+                self.tx_left = 0;
+                Some(t)
+            }
+            Gate::Paused { sent_ns } => {
+                self.tx_left -= sent_ns;
+                None
+            }
+        }
+    }
+
+    /// Whether the packet in service is waiting for MAC capacity.
+    pub fn tx_paused(&self) -> bool {
+        self.in_service.is_some() && self.tx_left > 0
+    }
+
+    /// Bytes of the packet in service not yet serialized (all of it when unstarted).
+    pub fn unsent_in_service_bytes(&self) -> u64 {
+        match self.in_service {
+            None => 0,
+            Some(_) if self.tx_left == 0 => 0,
+            Some(_) => (self.tx_left as u128 * self.rate.0 as u128).div_ceil(8_000_000_000) as u64,
+        }
+    }
+
+    /// Queues a control frame ahead of everything else.
+    pub fn push_control(&mut self, pkt: QueuedPacket) {
+        self.control_bytes += pkt.size as u64;
+        self.control.push_back(pkt);
+    }
+
+    /// The next control frame, if any.
+    pub fn pop_control(&mut self) -> Option<QueuedPacket> {
+        let q = self.control.pop_front()?;
+        self.control_bytes -= q.size as u64;
+        Some(q)
+    }
+
+    /// Bytes of control frames waiting.
+    pub fn control_bytes(&self) -> u64 {
+        self.control_bytes
+    }
+
     /// Ends the current transmission; returns the packet.
     pub fn finish_tx(&mut self, now: SimTime) -> PacketRef {
         let pkt = self.in_service.take().expect("tx done on an idle link");
-        self.stats.busy_ns += now.0 - self.busy_since.0;
+        // Under a MAC the transmitter was busy only in granted slots: its serialization time.
+        self.stats.busy_ns += match self.mac {
+            Some(_) => self.rate.tx_time(pkt.size).0,
+            None => now.0 - self.busy_since.0,
+        };
         self.stats.tx_pkts += 1;
         self.stats.tx_bytes += pkt.size as u64;
         pkt
@@ -159,6 +321,9 @@ impl Link {
 
     /// Busy time including a transmission in progress at `now`.
     pub fn busy_ns_at(&self, now: SimTime) -> u64 {
-        self.stats.busy_ns + self.in_service.map_or(0, |_| now.0 - self.busy_since.0)
+        match (&self.mac, self.in_service) {
+            (Some(_), Some(p)) => self.stats.busy_ns + self.rate.tx_time(p.size).0.saturating_sub(self.tx_left),
+            _ => self.stats.busy_ns + self.in_service.map_or(0, |_| now.0 - self.busy_since.0),
+        }
     }
 }

@@ -99,6 +99,51 @@ pub enum Transport {
     Tcp { hdr: TcpHeader, to_receiver: bool },
     /// A UDP datagram with its per-flow sequence number.
     Udp { seq: u64 },
+    /// A link-layer frame (`net::linklayer`): it lives on one link and is never routed.
+    Link(LinkFrame),
+}
+
+/// A reference to an FEC block of a link layer: its slot and the slot's generation
+/// (a reused slot has a new generation, so stale frames are recognised).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BlockRef {
+    pub slot: u32,
+    pub gen: u32,
+}
+
+impl BlockRef {
+    pub const NONE: BlockRef = BlockRef { slot: u32::MAX, gen: 0 };
+    pub fn is_none(self) -> bool {
+        self.slot == u32::MAX
+    }
+}
+
+/// A link-layer frame's header (SLACP). Data frames carry an IP packet by reference:
+/// the packet stays in the pool, owned by the sender (ARQ channels: until acknowledged
+/// or given up; the receiver delivers a copy) or by the frame itself (`owned`:
+/// channels without ARQ).
+#[derive(Clone, Copy, Debug)]
+pub struct LinkFrame {
+    /// The link whose link layer sent the data (for ACKs: the link they acknowledge).
+    pub link: LinkId,
+    pub channel: u8,
+    pub kind: LinkFrameKind,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub enum LinkFrameKind {
+    /// An IP packet, sequence number `seq` of its channel; `block`/`member` when it is
+    /// retransmitted as part of an FEC block, in that block's round `round`.
+    Data { seq: u64, inner: PacketId, owned: bool, skip_below: u64, block: BlockRef, member: u16, round: u16 },
+    /// Redundancy frame `index` of an FEC block, sent in round `round`.
+    Parity { block: BlockRef, index: u16, round: u16, skip_below: u64 },
+    /// Tells the receiver that every sequence number below `skip_below` is either
+    /// acknowledged or given up.
+    Forward { skip_below: u64 },
+    /// Cumulative ACK (`cum`: next expected) with the frames received above it
+    /// (bit i: `cum + 1 + i`). `horizon`: every frame due to arrive at or before this
+    /// instant had been processed when the ACK was generated.
+    Ack { cum: u64, bitmap: [u64; 4], horizon: SimTime },
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -117,7 +162,7 @@ impl Packet {
     pub fn tcp(&self) -> Option<&TcpHeader> {
         match &self.transport {
             Transport::Tcp { hdr, .. } => Some(hdr),
-            Transport::Udp { .. } => None,
+            Transport::Udp { .. } | Transport::Link(_) => None,
         }
     }
 }

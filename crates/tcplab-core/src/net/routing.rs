@@ -294,7 +294,7 @@ mod tests {
     }
 
     fn dumbbell(pairs: u32) -> Graph {
-        let p = LinkParams { rate: 2_000_000, delay: SimDuration::from_millis(70), queue: None, error: None };
+        let p = LinkParams { rate: 2_000_000, delay: SimDuration::from_millis(70), queue: None, error: None, mac: None, link_layer: None };
         expand(&Topology::Dumbbell(DumbbellSpec {
             pairs,
             bottleneck: p,
@@ -335,7 +335,7 @@ mod tests {
         let mut add = |a: usize, b: usize, rng: &mut RngStream| {
             // Delays from a small set so that equal-cost paths are common.
             let ms = [0, 1, 1, 2, 3][rng.uniform_u64(0, 4) as usize];
-            let params = LinkParams { rate: 1_000_000, delay: SimDuration::from_millis(ms), queue: None, error: None };
+            let params = LinkParams { rate: 1_000_000, delay: SimDuration::from_millis(ms), queue: None, error: None, mac: None, link_layer: None };
             let name = format!("l{}", links.len());
             links.push(LinkSpec { name, from: nodes[a].clone(), to: nodes[b].clone(), params });
         };

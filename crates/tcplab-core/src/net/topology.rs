@@ -59,6 +59,8 @@ pub fn expand(t: &Topology) -> Result<Graph, String> {
                 delay: d.bottleneck.delay,
                 queue: None,
                 error: None,
+                mac: None,
+                link_layer: None,
             });
             duplex(&mut links, "bottleneck", "r0", "r1", &d.bottleneck, &rev);
             for i in 0..n {
@@ -67,6 +69,8 @@ pub fn expand(t: &Topology) -> Result<Graph, String> {
                     delay: d.sender_access.delay.get(i),
                     queue: d.sender_access.queue.clone(),
                     error: None,
+                    mac: None,
+                    link_layer: None,
                 };
                 duplex(&mut links, &format!("access_s{i}"), &format!("s{i}"), "r0", &s, &s);
                 let r = LinkParams {
@@ -74,6 +78,8 @@ pub fn expand(t: &Topology) -> Result<Graph, String> {
                     delay: d.receiver_access.delay.get(i),
                     queue: d.receiver_access.queue.clone(),
                     error: None,
+                    mac: None,
+                    link_layer: None,
                 };
                 duplex(&mut links, &format!("access_d{i}"), "r1", &format!("d{i}"), &r, &r);
             }
@@ -113,13 +119,13 @@ mod tests {
     use crate::time::SimDuration;
 
     fn link(name: &str, from: &str, to: &str) -> LinkSpec {
-        let params = LinkParams { rate: 1_000_000, delay: SimDuration::from_millis(1), queue: None, error: None };
+        let params = LinkParams { rate: 1_000_000, delay: SimDuration::from_millis(1), queue: None, error: None, mac: None, link_layer: None };
         LinkSpec { name: name.into(), from: from.into(), to: to.into(), params }
     }
 
     #[test]
     fn dumbbell_expands_to_named_nodes_and_links() {
-        let p = LinkParams { rate: 2_000_000, delay: SimDuration::from_millis(70), queue: None, error: None };
+        let p = LinkParams { rate: 2_000_000, delay: SimDuration::from_millis(70), queue: None, error: None, mac: None, link_layer: None };
         let access = AccessSpec { rate: 100_000_000, delay: AccessDelay::Same(SimDuration::from_millis(11)), queue: None };
         let t = Topology::Dumbbell(DumbbellSpec {
             pairs: 2,

@@ -5,6 +5,7 @@
 //! hop it is offered to the outgoing link's queue → serialized (`TxDone`) → checked by
 //! the error model → propagates (`Arrive`) → next hop or the destination endpoint.
 
+mod layered;
 pub mod scheduler;
 
 use crate::app::{rpc::RpcApp, AppOutbox, Apps};
@@ -36,6 +37,10 @@ enum Event {
     BusySample,
     /// An application's next arrival (`app`).
     AppArrival(u32),
+    /// A superframe boundary of a link's MAC.
+    MacTick(LinkId),
+    /// The receiver ACK timer of a link layer's channel.
+    LlTimer { link: LinkId, channel: u8, gen: u32 },
 }
 
 struct TcpFlow {
@@ -82,6 +87,9 @@ struct UdpFlow {
     last_transit: Option<f64>,
     jitter: f64,
     record_owd: bool,
+    /// Highest sequence number delivered so far, and deliveries not above it.
+    max_seq: Option<u64>,
+    out_of_order: u64,
 }
 
 enum Flow {
@@ -114,6 +122,12 @@ pub struct Simulation {
     busy_interval: Option<SimDuration>,
     /// RFC 2140 ssthresh cache per destination node.
     cbi_cache: Vec<Option<u64>>,
+    /// Each link's MAC label for the `links` table (`None` without a MAC).
+    mac_labels: Vec<Option<String>>,
+    /// Reused buffers of link-layer calls.
+    ll_out: crate::net::linklayer::LlOutput,
+    /// Each link's link-layer label for the `links` table.
+    ll_labels: Vec<Option<&'static str>>,
     drops: u64,
     result: RunResult,
     /// Request/response applications and their transactions (`app`).
@@ -138,7 +152,7 @@ impl Simulation {
                         .map_err(|m| format!("link '{}' error: {m}", l.name))?,
                 ),
             };
-            links.push(Link::new(
+            let mut link = Link::new(
                 i as LinkId,
                 l.name.clone(),
                 graph.ends[i].0,
@@ -148,8 +162,14 @@ impl Simulation {
                 queue,
                 error,
                 RngStream::new(seed, &format!("link:{}:queue", l.name)),
-            ));
+            );
+            if let Some(m) = &l.params.mac {
+                link.mac = Some(m.build(l.params.rate).map_err(|e| format!("link '{}' {e}", l.name))?);
+                link.layered = true;
+            }
+            links.push(link);
         }
+        layered::build_link_layers(sc, &graph, &mut links)?;
         let node = |field: &str, name: &str| {
             graph.node_index(name).ok_or_else(|| {
                 let shown = graph.nodes.iter().take(20).map(String::as_str).collect::<Vec<_>>().join(", ");
@@ -255,6 +275,8 @@ impl Simulation {
                         last_transit: None,
                         jitter: 0.0,
                         record_owd,
+                        max_seq: None,
+                        out_of_order: 0,
                     })));
                 }
             }
@@ -313,6 +335,9 @@ impl Simulation {
             routes,
             node_names: graph.nodes.clone(),
             cbi_cache: vec![None; graph.nodes.len()],
+            mac_labels: graph.links.iter().map(|l| l.params.mac.as_ref().map(|m| m.label())).collect(),
+            ll_out: Default::default(),
+            ll_labels: graph.links.iter().map(|l| l.params.link_layer.as_ref().map(|x| x.label())).collect(),
             links,
             flows,
             outbox: Outbox::default(),
@@ -349,6 +374,11 @@ impl Simulation {
         }
         sim.apps.start(&mut sim.app_out);
         sim.flush_app(SimTime::ZERO);
+        for (i, l) in sim.links.iter().enumerate() {
+            if l.mac.is_some() {
+                sim.sched.schedule_timer(SimTime::ZERO, Event::MacTick(i as LinkId));
+            }
+        }
         Ok(sim)
     }
 
@@ -440,10 +470,12 @@ impl Simulation {
                 self.apps.on_arrival(a, now, &mut self.app_out);
                 self.flush_app(now);
             }
+            Event::MacTick(l) => self.on_mac_tick(l, now),
+            Event::LlTimer { link, channel, gen } => self.on_ll_timer(link, channel, gen, now),
             Event::BusySample => {
                 for l in self.links.iter_mut() {
                     l.stats.busy_samples += 1;
-                    l.stats.nonempty_samples += (l.queue.len_packets() > 0) as u64;
+                    l.stats.nonempty_samples += (l.backlog_packets() > 0) as u64;
                 }
                 if let Some(iv) = self.busy_interval {
                     self.sched.schedule_timer(now + iv, Event::BusySample);
@@ -468,6 +500,9 @@ impl Simulation {
     }
 
     fn enqueue(&mut self, l: LinkId, pkt: PacketRef, now: SimTime) {
+        if self.links[l as usize].layered {
+            return self.layered_enqueue(l, pkt, now);
+        }
         let size = pkt.size;
         let link = &mut self.links[l as usize];
         link.account(now);
@@ -497,6 +532,9 @@ impl Simulation {
     }
 
     fn on_tx_done(&mut self, l: LinkId, now: SimTime) {
+        if self.links[l as usize].layered {
+            return self.layered_tx_done(l, now);
+        }
         let link = &mut self.links[l as usize];
         let pkt = link.finish_tx(now);
         let lost = match link.error.as_mut() {
@@ -528,6 +566,9 @@ impl Simulation {
             self.sched.schedule(next, Event::Arrive(l));
         }
         let to = link.to;
+        if link.layered && matches!(self.pool.get(pkt.id).transport, Transport::Link(_)) {
+            return self.on_link_frame(l, pkt, now);
+        }
         self.forward(to, pkt, now);
     }
 
@@ -556,8 +597,8 @@ impl Simulation {
             let q = &mut self.result.series.queue;
             q.t_s.push(now.as_secs_f64());
             q.link.push(l);
-            q.pkts.push(link.queue.len_packets());
-            q.bytes.push(link.queue.len_bytes());
+            q.pkts.push(link.backlog_packets());
+            q.bytes.push(link.backlog_bytes());
         }
     }
 
@@ -735,6 +776,11 @@ impl Simulation {
             (Flow::Udp(u), Transport::Udp { seq }) => {
                 self.digest.mix(now.0 ^ ((p.flow as u64) << 44) ^ seq);
                 u.delivered += 1;
+                if u.max_seq.is_some_and(|m| seq <= m) {
+                    u.out_of_order += 1;
+                } else {
+                    u.max_seq = Some(seq);
+                }
                 let owd = now.since(p.sent_at).as_secs_f64();
                 u.owd_sum += owd;
                 u.owd_max = u.owd_max.max(owd);
@@ -830,6 +876,7 @@ impl Simulation {
                     ft.spurious_syn_rtos.push(t.spurious_syn_rtos);
                     ft.frto_spurious.push(s.frto_spurious);
                     ft.final_cwnd_bytes.push(t.sender.w.cwnd);
+                    ft.final_ssthresh_bytes.push((t.sender.w.ssthresh != u64::MAX).then_some(t.sender.w.ssthresh));
                     ft.final_srtt_s.push(t.sender.rtt().srtt().map(|d| d.as_secs_f64()));
                 }
                 Flow::Udp(u) => {
@@ -848,6 +895,7 @@ impl Simulation {
                     ut.owd_mean_s.push(any.then(|| u.owd_sum / u.delivered as f64));
                     ut.owd_max_s.push(any.then_some(u.owd_max));
                     ut.jitter_s.push(any.then_some(u.jitter));
+                    ut.pkts_out_of_order.push(u.out_of_order);
                 }
             }
         }
@@ -890,6 +938,22 @@ impl Simulation {
                 (l.stats.busy_samples > 0).then(|| l.stats.nonempty_samples as f64 / l.stats.busy_samples as f64),
             );
             lt.realised_per.push(l.error_stats().map(|e| e.per()));
+            let mac = l.mac_stats();
+            lt.mac.push(self.mac_labels[l.id as usize].clone());
+            lt.mac_slots_allocated.push(mac.map(|m| m.slots_allocated));
+            lt.mac_requests.push(mac.map(|m| m.requests));
+            let ll = l.ll_stats();
+            lt.ll.push(self.ll_labels[l.id as usize]);
+            lt.ll_frames_sent.push(ll.map(|s| s.frames_sent));
+            lt.ll_frames_retransmitted.push(ll.map(|s| s.frames_retransmitted));
+            lt.ll_fec_frames_sent.push(ll.map(|s| s.fec_frames_sent));
+            lt.ll_fec_blocks.push(ll.map(|s| s.fec_blocks));
+            lt.ll_fec_blocks_recovered.push(ll.map(|s| s.fec_blocks_recovered));
+            lt.ll_frames_recovered.push(ll.map(|s| s.frames_recovered));
+            lt.ll_frames_given_up.push(ll.map(|s| s.frames_given_up));
+            lt.ll_residual_loss.push(ll.map(|s| s.residual_loss()));
+            lt.ll_frames_corrupted.push(ll.map(|s| s.frames_corrupted));
+            lt.ll_acks_sent.push(ll.map(|s| s.acks_sent));
             if l.name == "bottleneck" {
                 bottleneck_pkts = l.tx_pkts_before_window + l.stats.tx_pkts;
             }

@@ -122,6 +122,9 @@ pub struct TcpSender {
     frto: Frto,
     /// The loss episode's cwnd, ssthresh and first retransmission's TSval, for Eifel.
     undo: Option<(u64, u64, u64)>,
+    /// F-RTO step 2b: new data may be sent up to this sequence number (snd_max + 2 MSS
+    /// when the first ACK after the timeout arrived).
+    frto_limit: u64,
     cwnd_limited: bool,
     /// Delivery-rate estimator (for rate samples to the CC).
     rate: RateSampler,
@@ -175,6 +178,7 @@ impl TcpSender {
             scoreboard,
             frto: Frto::Off,
             undo: None,
+            frto_limit: 0,
             cwnd_limited: true,
             rate: RateSampler::default(),
             pending_rate_sample: None,
@@ -469,6 +473,7 @@ impl TcpSender {
                             // RFC 5682 §2 step 2b: send up to two new segments.
                             self.frto = Frto::AwaitSecond;
                             self.snd_nxt = self.snd_max;
+                            self.frto_limit = self.snd_max + 2 * mss;
                         } else {
                             // Step 2b's fallback: with no new data (or no window) to send,
                             // skip step 3 and continue the conventional RTO recovery.
@@ -743,8 +748,10 @@ impl TcpSender {
                 }
             }
             if self.frto == Frto::AwaitSecond {
-                // RFC 5682 §2 step 2b: up to two new segments beyond the flight.
-                window = window.max(in_flight + 2 * mss);
+                // RFC 5682 §2 step 2b: up to two new segments beyond the flight at the
+                // first ACK (a fixed limit: recomputing it from the growing flight on
+                // every segment would let the whole receive window out).
+                window = window.max(self.frto_limit.saturating_sub(self.snd_una));
             }
             // Linux quirk (seed 001): the segment carrying the FIN goes out whatever cwnd says.
             let cwnd_ok = in_flight + seg <= window
@@ -819,6 +826,30 @@ mod tests {
         out.clear();
         s.on_ack(&synack, SimTime(1_000_000), out);
         s
+    }
+
+    #[test]
+    fn frto_step_2b_sends_two_new_segments_and_no_more() {
+        // Enhanced profile (F-RTO, SACK), MSS 1460, IW 4380 B = 3 segments (1, 1461, 2921).
+        // The RTO fires and retransmits seq 1; the first ACK after it (ack 1461) advances
+        // the window: RFC 5682 step 2b allows exactly two new segments, 4381 and 5841,
+        // even though the receive window (1 MiB) and the data (1 MB) allow far more.
+        let cfg = TcpConfig::profile("enhanced").unwrap();
+        let mut out = Outbox::default();
+        let mut s = TcpSender::new(cfg, Box::new(Reno), Some(1_000_000), None);
+        s.open(SimTime(0), &mut out);
+        let synack = TcpHeader { ack: 1, flags: FLAG_SYN | FLAG_ACK, wnd: 1 << 20, ..Default::default() };
+        out.clear();
+        s.on_ack(&synack, SimTime(1_000_000), &mut out);
+        assert_eq!(out.segments.iter().map(|x| x.hdr.seq).collect::<Vec<_>>(), vec![1, 1461, 2921]);
+        let (_, at, gen) = *out.timers.iter().rev().find(|t| t.0 == TimerKind::Rto).unwrap();
+        out.clear();
+        assert!(s.on_timer(gen, at, &mut out).is_some());
+        assert_eq!(out.segments.iter().map(|x| x.hdr.seq).collect::<Vec<_>>(), vec![1]);
+        out.clear();
+        let ack = TcpHeader { ack: 1461, flags: FLAG_ACK, wnd: 1 << 20, ..Default::default() };
+        s.on_ack(&ack, SimTime(at.0 + 1_000_000), &mut out);
+        assert_eq!(out.segments.iter().map(|x| x.hdr.seq).collect::<Vec<_>>(), vec![4381, 5841]);
     }
 
     #[test]

@@ -1,0 +1,218 @@
+"""Figures and ``report.html`` of the ``satellite`` study (seed 004).
+
+Figures (``figures/*.png`` and ``.svg``):
+
+- ``elapsed_1mb`` / ``elapsed_4x250kb``: elapsed time against error model, one panel per
+  DAMA mode and SLACP setting, one line per TCP variant, 95% CIs over replications;
+- ``elapsed_by_dama``: the same data by DAMA mode (finding S3);
+- ``workloads``: one flow against four (finding S5);
+- ``overshoot_trace``: Enhanced TCP's slow start without errors or SLACP: cwnd, ssthresh,
+  the MAC buffer's occupancy and the drops, per DAMA mode (finding S4);
+- ``link_layer``: SLACP's counters per error model;
+- ``rbdc_timeout``: the RBDC-timeout diagnostic of finding S3.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tcplab import stats
+from tcplab.studies import reporting as R
+from tcplab.studies import satellite as S
+
+__all__ = ["render_figures", "write_report"]
+
+_COLORS = {"reference": "#1f77b4", "enhanced": "#d62728", "enhanced+cbi": "#2ca02c", "enhanced-daass": "#9467bd",
+           "cra": "#2ca02c", "rbdc": "#ff7f0e", "vbdc": "#1f77b4", S.RBDC_DIAGNOSTIC: "#8c564b"}
+
+
+def _mean_ci(part: pd.Series) -> tuple[float, float]:
+    e = stats.mean_ci(part.astype(float).dropna())
+    return e.value, (e.high - e.value) if e.n >= 2 else 0.0
+
+
+def _lines(ax: Any, df: pd.DataFrame, by: str, keys: list[Any], labels: dict[Any, str], errors: list[str],
+           metric: str = "elapsed_s", styles: dict[Any, dict[str, Any]] | None = None) -> None:
+    x = np.arange(len(errors))
+    for i, k in enumerate(keys):
+        part = df[df[by] == k]
+        if not len(part):
+            continue
+        m, h = zip(*[_mean_ci(part.loc[part["error"] == e, metric]) for e in errors])
+        style = (styles or {}).get(k, {"color": _COLORS.get(k)})
+        ax.errorbar(x + (i - (len(keys) - 1) / 2) * 0.06, m, yerr=h, marker="o", ms=3, capsize=2, lw=1.2,
+                    label=labels.get(k, str(k)), **style)
+    ax.set_xticks(x, [S.ERROR_LABELS[e] for e in errors])
+    ax.grid(alpha=0.3)
+
+
+def _grid(rm: pd.DataFrame, fig_dir: Path, stem: str, n_flows: int, errors: list[str]) -> dict[str, Any]:
+    fig, axes = R.figure(3, 2, 9.5, 9.0, sharey=True)
+    variants = list(S.variants_of(n_flows))
+    for r, dama in enumerate(S.DAMA_MODES):
+        for c, slacp in enumerate((False, True)):
+            ax = axes[r, c]
+            sub = rm[(rm["dama"] == dama) & (rm["slacp"] == slacp) & (rm["n_flows"] == n_flows)]
+            _lines(ax, sub, "variant", variants, S.VARIANT_LABELS, errors)
+            ax.set_title(f"{dama.upper()}, SLACP {'on' if slacp else 'off'}")
+            if c == 0:
+                ax.set_ylabel("elapsed time (s)")
+    axes[0, 0].legend(fontsize=8)
+    work = f"{n_flows} x {S.WORKLOADS[n_flows]}"
+    return {"stem": stem, "section": "elapsed", **R.save(fig, fig_dir, stem),
+            "caption": f"Elapsed time ({work}; until the last byte of the last flow) against the error model, per DAMA "
+                       "mode and SLACP setting: mean over replications with 95% Student-t intervals."}
+
+
+def render_figures(tables: dict[str, pd.DataFrame], fig_dir: Path, params: S.StudyParams) -> list[dict[str, Any]]:
+    """Draws every figure of the report into ``fig_dir``; returns their descriptions."""
+    fig_dir.mkdir(parents=True, exist_ok=True)
+    rm = tables["run_metrics"]
+    figs: list[dict[str, Any]] = []
+    if not len(rm):
+        return figs
+    errors = list(params.errors)
+    main = rm[rm["dama"].isin(S.DAMA_MODES)]
+    figs.append(_grid(main, fig_dir, "elapsed_1mb", 1, errors))
+    figs.append(_grid(main, fig_dir, "elapsed_4x250kb", 4, errors))
+
+    fig, axes = R.figure(2, 2, 9.5, 6.5, sharey=True)
+    for r, variant in enumerate(("reference", "enhanced")):
+        for c, slacp in enumerate((False, True)):
+            sub = main[(main["variant"] == variant) & (main["slacp"] == slacp) & (main["n_flows"] == 1)]
+            _lines(axes[r, c], sub, "dama", list(S.DAMA_MODES), {d: d.upper() for d in S.DAMA_MODES}, errors)
+            axes[r, c].set_title(f"{S.VARIANT_LABELS[variant]}, SLACP {'on' if slacp else 'off'}")
+        axes[r, 0].set_ylabel("elapsed time (s)")
+    axes[0, 0].legend(fontsize=8)
+    figs.append({"stem": "elapsed_by_dama", "section": "elapsed", **R.save(fig, fig_dir, "elapsed_by_dama"),
+                 "caption": "Elapsed time of the 1 MB transfer by DAMA mode (finding S3), mean and 95% CI."})
+
+    fig, axes = R.figure(1, 2, 9.5, 3.6, sharey=True)
+    for c, slacp in enumerate((False, True)):
+        ax = axes[0, c]
+        x = np.arange(len(errors))
+        for i, (variant, n) in enumerate([(v, n) for v in ("reference", "enhanced") for n in (1, 4)]):
+            sub = main[(main["variant"] == variant) & (main["slacp"] == slacp) & (main["n_flows"] == n)]
+            m, h = zip(*[_mean_ci(sub.loc[sub["error"] == e, "elapsed_s"]) for e in errors])
+            ax.errorbar(x + (i - 1.5) * 0.06, m, yerr=h, marker="o" if n == 1 else "s", ms=3, capsize=2,
+                        color=_COLORS[variant], ls="-" if n == 1 else "--",
+                        label=f"{S.VARIANT_LABELS[variant]}, {n} x {S.WORKLOADS[n]}")
+        ax.set_xticks(x, [S.ERROR_LABELS[e] for e in errors])
+        ax.set_title(f"SLACP {'on' if slacp else 'off'} (pooled over DAMA modes)")
+        ax.grid(alpha=0.3)
+    axes[0, 0].set_ylabel("elapsed time (s)")
+    axes[0, 0].legend(fontsize=7)
+    figs.append({"stem": "workloads", "section": "elapsed", **R.save(fig, fig_dir, "workloads"),
+                 "caption": "One 1 MB flow against four 250 kB flows (finding S5): time until the last byte."})
+
+    cw, qu, dr = tables.get("trace_cwnd"), tables.get("trace_queue"), tables.get("trace_drops")
+    if cw is not None and len(cw):
+        fig, axes = R.figure(3, 1, 9.5, 8.0, sharex=True)
+        for r, dama in enumerate(S.DAMA_MODES):
+            ax = axes[r, 0]
+            c = cw[cw["dama"] == dama]
+            q = qu[qu["dama"] == dama] if qu is not None and len(qu) else qu
+            d = dr[dr["dama"] == dama] if dr is not None and len(dr) else dr
+            ax.step(c["t_s"], c["cwnd_bytes"] / 1e3, where="post", color="#d62728", label="cwnd")
+            ax.step(c["t_s"], c["ssthresh_bytes"] / 1e3, where="post", color="#7f7f7f", ls="--", label="ssthresh")
+            if q is not None and len(q):
+                ax.step(q["t_s"], q["bytes"] / 1e3, where="post", color="#1f77b4", label="MAC buffer")
+            if d is not None and len(d):
+                ax.plot(d["t_s"], np.full(len(d), 2.0), "x", color="k", ms=4, label="drop")
+            ax.axhline(28.8, color="#1f77b4", lw=0.6, ls=":")
+            ax.set_ylabel("kB")
+            ax.set_title(f"{dama.upper()}: Enhanced TCP, no SLACP, no errors (replication 0)")
+            ax.set_xlim(0, 25)
+            ax.set_ylim(0, max(80.0, float(np.nanmax(c["cwnd_bytes"].head(400))) / 1e3 * 1.1) if len(c) else None)
+            ax.grid(alpha=0.3)
+        axes[0, 0].legend(fontsize=8, ncol=4)
+        axes[-1, 0].set_xlabel("time (s)")
+        figs.append({"stem": "overshoot_trace", "section": "trace", **R.save(fig, fig_dir, "overshoot_trace"),
+                     "caption": "Slow-start overshoot: cwnd and ssthresh of Enhanced TCP, the MAC buffer's occupancy "
+                                "(28.8 kB dotted) and the buffer-overflow drops (x), first 25 s."})
+
+    on = main[main["slacp"] & (main["n_flows"] == 1) & main["variant"].isin(["reference", "enhanced"])]
+    if len(on):
+        fig, axes = R.figure(2, 2, 9.5, 6.5)
+        panels = [("retx_per_frame", "retransmissions per frame"), ("fec_per_frame", "FEC frames per frame"),
+                  ("ll_fec_blocks_recovered", "blocks recovered by FEC per run"),
+                  ("realised_per", "frame loss on the link (per transmission)")]
+        for ax, (metric, label) in zip(axes.flat, panels):
+            _lines(ax, on, "dama", list(S.DAMA_MODES), {d: d.upper() for d in S.DAMA_MODES}, errors, metric=metric)
+            ax.set_title(label)
+        axes[0, 0].legend(fontsize=8)
+        figs.append({"stem": "link_layer", "section": "ll", **R.save(fig, fig_dir, "link_layer"),
+                     "caption": "SLACP's counters on the return link (1 MB, Reference and Enhanced pooled), mean and "
+                                "95% CI per error model and DAMA mode. Frames given up (residual loss): "
+                                f"{int(on['ll_frames_given_up'].sum())} in {len(on)} runs."})
+
+    diag = rm[(rm["n_flows"] == 1) & rm["variant"].isin(["reference", "enhanced"])]
+    diag_errors = [e for e in errors if (diag["dama"] == S.RBDC_DIAGNOSTIC).any()
+                   and e in set(diag.loc[diag["dama"] == S.RBDC_DIAGNOSTIC, "error"])]
+    if diag_errors:
+        fig, axes = R.figure(1, 2, 9.5, 3.6, sharey=True)
+        modes = ["cra", "rbdc", S.RBDC_DIAGNOSTIC, "vbdc"]
+        labels = {"cra": "CRA", "rbdc": "RBDC (timeout 318 ms)", S.RBDC_DIAGNOSTIC: "RBDC (timeout 1 s)", "vbdc": "VBDC"}
+        for c, slacp in enumerate((False, True)):
+            _lines(axes[0, c], diag[diag["slacp"] == slacp], "dama", modes, labels, diag_errors)
+            axes[0, c].set_title(f"SLACP {'on' if slacp else 'off'} (Reference and Enhanced pooled, 1 MB)")
+        axes[0, 0].set_ylabel("elapsed time (s)")
+        axes[0, 0].legend(fontsize=8)
+        figs.append({"stem": "rbdc_timeout", "section": "diag", **R.save(fig, fig_dir, "rbdc_timeout"),
+                     "caption": "Finding S3's cause: RBDC with its grant timeout raised from 12 superframes to 1 s."})
+    return figs
+
+
+def _setup_html(params: S.StudyParams, rm: pd.DataFrame) -> str:
+    rows = []
+    for e in params.errors:
+        per, gap, burst = S.SEED_ERROR_TABLE[e]
+        part = rm[(rm["error"] == e) & (rm["dama"] == "cra") & ~rm["slacp"] & (rm["variant"] == "reference")]
+        realised = float(part["realised_per"].mean()) if e != "none" and len(part) else 0.0
+        rows.append({"error model": S.ERROR_LABELS[e], "seed avg PER": per, "between bursts": gap,
+                     "burst length": burst, "realised frame loss (CRA, no SLACP, Reference)": f"{100 * realised:.2f}%"})
+    return ("<h2 id='setup'>Set-up</h2><p>A satellite terminal sends 1 MB (or 4 x 250 kB in parallel) to the gateway "
+            "over a GEO return link: 128 kbit/s, 250 ms, MTU 1450 (MSS 1410), DAMA CRA/RBDC/VBDC in 26.5 ms "
+            "superframes of 8 slots, allocation delay 21 superframes (556.5 ms), RBDC timeout 12 superframes. The "
+            "forward link (512 kbit/s, 250 ms) carries TCP's and SLACP's ACKs. Without SLACP the MAC buffer is "
+            "28.8 kB; with SLACP it is 14.4 kB, fed under flow control from a 14.4 kB IP queue. Configurations are "
+            "<code>examples/satellite/geo_return.toml</code> and <code>geo_return_slacp.toml</code> swept by path; "
+            "<code>docs/studies/satellite.md</code> gives every choice the seed leaves open.</p>"
+            "<p>Error models are seed 004's time series on the return link (frames lost while the channel is bad); "
+            "each replication draws its own series, shared by every variant of that replication. The seed's PER column "
+            "is well above the fraction of time its own durations make bad:</p>" + R.table_html(pd.DataFrame(rows)))
+
+
+def write_report(out: Path, params: S.StudyParams, tables: dict[str, pd.DataFrame], findings: dict[str, Any],
+                 figs: list[dict[str, Any]], manifest: dict[str, Any]) -> Path:
+    """Writes ``out/report.html`` (self-contained: figures embedded as PNG, linked to their files)."""
+    rm = tables["run_metrics"]
+    title = "tcplab study satellite: SLACP and DAMA under TCP over a lossy GEO return link (seed 004)"
+    unfinished = int(rm["unfinished"].sum()) if len(rm) else 0
+    intro = ("<p>M. Kojo, <i>On Efficient and TCP/IP Friendly Link Layers for Wireless WANs</i>, FDPW 2005, reproduced "
+             "on tcplab's simulator. " + R.provenance(manifest, f"{params.n_runs()} runs ({unfinished} flows unfinished)")
+             + "</p>" + R.nav(["runs.parquet", "run_metrics.parquet", "summary.parquet", "trace_cwnd.parquet",
+                               "trace_queue.parquet", "trace_drops.parquet", "findings.json", "study.json"]))
+    diag = findings.get("diagnostics") or {}
+    extra = ""
+    if diag:
+        rows = [{"comparison": k.replace("_", " "), "relative change": R.fmt(v["value"]),
+                 "95% CI": f"[{R.fmt(v['ci'][0])}, {R.fmt(v['ci'][1])}]", "replications": v["n"]}
+                for k, v in diag.items() if isinstance(v, dict)]
+        extra = ("<h3>Diagnostic: RBDC's grant timeout</h3><p class='small'>" + html.escape(diag.get("scope", ""))
+                 + "; relative change of elapsed time, paired by replication.</p>" + R.table_html(pd.DataFrame(rows)))
+    summary_html = ("<h2 id='summary'>Summary table</h2><p class='small'>Per configuration and TCP variant, means over "
+                    "replications; “±” is the half-width of the 95% Student-t interval.</p>"
+                    + R.table_html(tables["summary"]))
+    sections = {"elapsed": "Elapsed time against error model", "trace": "Slow-start overshoot",
+                "ll": "Link-layer counters", "diag": "Diagnostic"}
+    return R.write_page(out, title, intro, [
+        _setup_html(params, rm), R.findings_html(findings, "seed 004", "docs/studies/satellite.md", extra),
+        R.figures_html(out, figs, sections), summary_html,
+        R.failures_html(manifest, ("dama", "slacp", "error", "n_flows", "reps")), R.parameters_html(manifest)])
