@@ -82,6 +82,10 @@ impl ClockedLink {
     /// `link:<name>:queue` and `link:<name>:error` of `seed`, so the same seed draws
     /// the same queue and loss decisions in simulation and emulation.
     pub fn build(id: LinkId, name: &str, from: NodeId, to: NodeId, p: &LinkParams, seed: u64) -> Result<Self, String> {
+        // Layered links (a MAC or a link layer, sim/layered.rs) are not driven by a clock yet.
+        if p.mac.is_some() || p.link_layer.is_some() {
+            return Err(format!("link '{name}': MAC and link-layer models are not emulated yet"));
+        }
         let mut qcfg = p.queue.clone().unwrap_or_else(default_queue);
         qcfg.set_link_rate(p.rate);
         let queue = qcfg.build().map_err(|e| format!("link '{name}' queue: {e}"))?;
@@ -260,18 +264,24 @@ mod tests {
                 delay: SimDuration::from_millis(5),
                 queue: dt(Limit::Packets(5), DropTailSemantics::Slot),
                 error: None,
+                mac: None,
+                link_layer: None,
             },
             LinkParams {
                 rate: 10_000_000,
                 delay: SimDuration::from_millis(20),
                 queue: Some(QueueConfig::Red(red)),
                 error: None,
+                mac: None,
+                link_layer: None,
             },
             LinkParams {
                 rate: 20_000_000,
                 delay: SimDuration::ZERO,
                 queue: dt(Limit::Bytes(6000), DropTailSemantics::ByteLoose),
                 error: Some(ErrorConfig::Bernoulli(BernoulliParams { per: 0.05 })),
+                mac: None,
+                link_layer: None,
             },
         ];
         for (k, p) in cases.iter().enumerate() {
@@ -305,7 +315,7 @@ mod tests {
     /// model times.
     #[test]
     fn events_keep_model_time_when_polled_late() {
-        let p = LinkParams { rate: 10_000_000, delay: SimDuration::from_millis(5), queue: None, error: None };
+        let p = LinkParams { rate: 10_000_000, delay: SimDuration::from_millis(5), queue: None, error: None, mac: None, link_layer: None };
         let mut l = ClockedLink::build(0, "ab", 0, 1, &p, 0).unwrap();
         assert_eq!(l.offer(SimTime::ZERO, PacketId(1), 1500), Verdict::Enqueued);
         assert_eq!(l.offer(SimTime::ZERO, PacketId(2), 1500), Verdict::Enqueued);
