@@ -21,6 +21,8 @@ $(BIN)/maturin:
 # dependencies (and the dev extras: pytest, hypothesis) into the virtualenv.
 install: $(BIN)/maturin
 	$(BIN)/maturin develop --release -E dev -q
+	cargo build --profile ci -p tcplab-emu -q
+	install -m 755 target/ci/tcplab-emu $(BIN)/tcplab-emu
 
 demo: install
 	$(BIN)/tcplab study iw-irto --reps 20 --out results/demo
@@ -46,6 +48,7 @@ tools:
 
 test-rust:
 	cargo test -p tcplab-core --profile ci
+	cargo test -p tcplab-emu --profile ci
 
 test-python: install
 	$(BIN)/python -m pytest -q

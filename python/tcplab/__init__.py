@@ -42,8 +42,10 @@ _LAZY = {
     "RunResult": "tcplab.results",
     "run": "tcplab.runner",
     "sweep": "tcplab.sweeps",
+    "emulate": "tcplab.emulation",
+    "fidelity": "tcplab.fidelity",
 }
-_SUBMODULES = {"scenario", "stats", "units", "plots", "report", "results", "cli", "runner", "sweeps"}
+_SUBMODULES = {"scenario", "stats", "units", "plots", "report", "results", "cli", "runner", "sweeps", "emulation"}
 
 
 def __getattr__(name: str) -> Any:

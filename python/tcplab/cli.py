@@ -1,4 +1,4 @@
-"""The ``tcplab`` command (SPEC.md, "CLI"): run, sweep, study, check, list, report.
+"""The ``tcplab`` command (SPEC.md, "CLI"): run, emulate, fidelity, sweep, study, check, list, report.
 
 Exit codes: 0 ok; 1 a run failed, or writing its results failed (an OS error such as
 permission denied or a full disk, reported in one line with the path and the reason);
@@ -62,6 +62,36 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--trace", type=_traces, default=[], metavar="LIST",
                    help=f"comma-separated time series to record on top of [record]: {','.join(TRACES)} "
                         "(default: none)")
+
+    e = sub.add_parser("emulate", help="run one scenario with real Linux TCP through tcplab's own link models",
+                       description="Emulate SCENARIO.toml in real time: every host is a network namespace running the "
+                                   "kernel's TCP, and every packet crosses the scenario's links through the simulator's "
+                                   "own queue, error and link models (docs/emulation.md). Prints the same per-flow "
+                                   "summary as `run` and, with --out, writes the same tables. Needs root (or "
+                                   "CAP_NET_ADMIN + CAP_SYS_ADMIN) and /dev/net/tun; exit 2 says what is missing.")
+    e.add_argument("scenario", metavar="SCENARIO.toml", help="scenario file (see docs/scenarios.md)")
+    e.add_argument("--seed", type=_seed, default=0, metavar="N",
+                   help="master seed for the models' random substreams (losses, RED, UDP departures) (default: 0)")
+    e.add_argument("--out", type=Path, default=None, metavar="DIR",
+                   help="directory for the tables, meta.json and scenario.json (default: write nothing)")
+    e.add_argument("--trace", type=_traces, default=[], metavar="LIST",
+                   help=f"comma-separated time series to record on top of [record]: {','.join(TRACES)} (default: none)")
+    e.add_argument("--sample-interval", type=_time_arg, default="2ms", metavar="TIME",
+                   help="TCP_INFO sampling interval of the cwnd series, at most 5ms (default: 2ms)")
+    e.add_argument("--late-bound", type=_time_arg, default="1ms", metavar="TIME",
+                   help="flag the run when the p99 scheduling error exceeds this (default: 1ms)")
+    e.add_argument("--no-realtime", action="store_true",
+                   help="do not ask for SCHED_FIFO priority for the packet loop (default: ask)")
+
+    fd = sub.add_parser("fidelity", help="run simulator and real Linux TCP on one scenario and compare them",
+                        description="Run SCENARIO.toml --reps times in the simulator and in the emulator (same seeds), "
+                                    "and write a table of every metric (sim, kernel, relative error) and report.html "
+                                    "with the cwnd and queue series overlaid.")
+    fd.add_argument("scenario", metavar="SCENARIO.toml", help="scenario file")
+    fd.add_argument("--reps", type=_positive, default=3, metavar="N", help="replications of each side (default: 3)")
+    fd.add_argument("--out", type=Path, default=None, metavar="DIR",
+                    help="results directory (default: results/fidelity-<scenario file stem>)")
+    fd.add_argument("--no-realtime", action="store_true", help="do not ask for SCHED_FIFO for the packet loop")
 
     s = sub.add_parser("sweep", help="run an experiment's grid x replications (resumable)",
                        description="Run every grid point x replication of EXPERIMENT.toml (a scenario plus a "
@@ -141,6 +171,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "any dumbbell-{N}x10G-{S}s (N Reno flows at 10 Gbit/s for S seconds) is accepted")
     b.add_argument("--large", action="store_true",
                    help="also run the large rows (dumbbell-100000x10G-1s: minutes and several GB)")
+    b.add_argument("--emulate", action="store_true",
+                   help="benchmark the emulator instead (real time, needs root): scheduling error at 20 Mbit/s and "
+                        "throughput up to 1 Gbit/s of 1500-byte packets (scenarios timing-20M, tput-100M, tput-200M, "
+                        "tput-500M, tput-1G)")
     return p
 
 
@@ -171,6 +205,14 @@ def _names(text: str) -> list[str]:
     return names
 
 
+def _time_arg(text: str) -> str:
+    try:
+        units.parse_time(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
+
+
 def _traces(text: str) -> list[str]:
     names = [t.strip() for t in text.split(",") if t.strip()]
     for t in names:
@@ -190,7 +232,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as e:  # --help/--version (0) or a usage error (2)
         return int(e.code) if isinstance(e.code, int) else EXIT_BAD_INPUT
-    handler = {"run": _cmd_run, "sweep": _cmd_sweep, "study": _cmd_study, "check": _cmd_check, "list": _cmd_list,
+    handler = {"run": _cmd_run, "emulate": _cmd_emulate, "fidelity": _cmd_fidelity, "sweep": _cmd_sweep, "study": _cmd_study, "check": _cmd_check, "list": _cmd_list,
                "report": _cmd_report, "bench": _cmd_bench, "schema": _cmd_schema}
     try:
         return handler[args.command](args)
@@ -229,6 +271,97 @@ def _cmd_run(args: argparse.Namespace) -> int:
         result.write(args.out)
         print(f"tables written to {args.out}")
     return EXIT_OK
+
+
+def _cmd_emulate(args: argparse.Namespace) -> int:
+    from tcplab.emulation import EmulationFailed, EmulationInterrupted, EmulationRefused, EmulatorNotFound, emulate
+
+    sc = load(args.scenario)  # validates fully before anything runs or is written
+    if args.out is not None:
+        check_output_dir(args.out)
+    try:
+        result = emulate(sc, seed=args.seed, trace=args.trace, sample_interval=args.sample_interval,
+                         late_bound=args.late_bound, realtime=not args.no_realtime)
+    except EmulationRefused as e:
+        _err(f"{args.scenario}: {e}")
+        return EXIT_BAD_INPUT
+    except EmulatorNotFound as e:
+        _err(str(e))
+        return EXIT_RUN_FAILED
+    except EmulationInterrupted as e:
+        _err(str(e))
+        return 128 + e.signum
+    except EmulationFailed as e:
+        _err(f"{args.scenario}: the emulation failed: {e}")
+        return EXIT_RUN_FAILED
+    _print_run(result, f"{args.scenario} (emulated, Linux {result.meta.get('emulation', {}).get('kernel', '?')})")
+    _print_emulation(result.meta)
+    if args.out is not None:
+        result.write(args.out)
+        print(f"tables written to {args.out}")
+    return EXIT_OK
+
+
+def _print_emulation(meta: dict[str, Any]) -> None:
+    """The emulator's timing line, and a warning on stderr when it fell behind."""
+    e = meta.get("emulation") or {}
+    s = e.get("sched_error") or {}
+    if not s:
+        return
+    us = lambda v: f"{v * 1e6:.0f} µs"  # noqa: E731
+    print(f"emulator scheduling error over {s.get('count')} packets: p50 {us(s['p50_s'])}, p99 {us(s['p99_s'])}, "
+          f"max {us(s['max_s'])} (load average {e.get('loadavg')}; SCHED_FIFO {'on' if e.get('realtime_priority') else 'off'})")
+    for d in e.get("deviations") or []:
+        print(f"note: {d}")
+    if e.get("behind"):
+        _err(f"WARNING: the emulator fell behind: p99 scheduling error {us(s['p99_s'])} exceeds the bound "
+             f"{us(s['late_bound_s'])}; these results are flagged (meta.emulation.behind, column emu_behind)")
+
+
+def _cmd_fidelity(args: argparse.Namespace) -> int:
+    from tcplab.emulation import EmulationFailed, EmulationInterrupted, EmulationRefused, EmulatorNotFound
+    from tcplab.fidelity import fidelity
+
+    sc = load(args.scenario)
+    out = args.out or Path("results") / f"fidelity-{Path(args.scenario).stem}"
+    check_output_dir(out)
+    try:
+        res = fidelity(sc, reps=args.reps, out=out, realtime=not args.no_realtime, quiet=True,
+                       progress=lambda m: print(m, file=sys.stderr, flush=True))
+    except EmulationRefused as e:
+        _err(f"{args.scenario}: {e}")
+        return EXIT_BAD_INPUT
+    except EmulatorNotFound as e:
+        _err(str(e))
+        return EXIT_RUN_FAILED
+    except EmulationInterrupted as e:
+        _err(str(e))
+        return 128 + e.signum
+    except EmulationFailed as e:
+        _err(f"{args.scenario}: the emulation failed: {e}")
+        return EXIT_RUN_FAILED
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title=f"{args.scenario}: simulator vs Linux {res.meta.get('kernel')} ({args.reps} rep(s))")
+    for c in ("flow/link", "metric", "unit", "sim", "kernel", "rel. error"):
+        t.add_column(c, justify="left" if c in ("flow/link", "metric", "unit") else "right")
+    for _, r in res.table.iterrows():
+        rel = "-" if pd_isna(r["rel_error"]) else f"{r['rel_error']:+.1%}"
+        t.add_row(str(r["flow_or_link"]), str(r["metric"]), str(r["unit"]), _fmt(r["sim"], 4), _fmt(r["kernel"], 4), rel)
+    Console(width=None if sys.stdout.isatty() else 132).print(t)
+    for e in res.meta.get("sched_error") or []:
+        if e:
+            print(f"emulator scheduling error: p50 {e['p50_s'] * 1e6:.0f} µs, p99 {e['p99_s'] * 1e6:.0f} µs, "
+                  f"max {e['max_s'] * 1e6:.0f} µs")
+    if res.meta.get("behind"):
+        _err("WARNING: the emulator fell behind its scheduling bound in at least one replication")
+    print(f"table: {out / 'fidelity.parquet'}; report written to {res.report}")
+    return EXIT_OK
+
+
+def pd_isna(v: Any) -> bool:
+    return _is_na(v)
 
 
 def _fmt(v: Any, digits: int = 3) -> str:
@@ -291,6 +424,10 @@ def _print_run(result: Any, title: str) -> None:
                       _fmt(float(part["drops"].mean()), 2))
         console.print(w)
     m = result.meta
+    if m.get("mode") == "emulate":
+        console.print(f"emulated {_fmt(m.get('sim_end_s'))} s in real time ({_fmt(m.get('wall_s'))} s wall with set-up "
+                      f"and clean-up); {m.get('events', '?')} model events")
+        return
     console.print(f"simulated {_fmt(m.get('sim_end_s'))} s, {m.get('events', '?')} events in "
                   f"{_fmt(m.get('wall_s'))} s wall; digest {m.get('digest', '?')}")
 
@@ -431,6 +568,17 @@ def _cmd_list(args: argparse.Namespace) -> int:
          "delay": "set it in the scenario" if p["delay"] is None else units.format_time(p["delay"])}
         for p in reg.get("link_presets", [])
     ]
+    from tcplab.emulation import kernel_info
+
+    kinfo = kernel_info()
+    offered = kinfo["available_congestion_control"]
+    reg["kernel_congestion_controls"] = [
+        {"name": cc["name"], "in this kernel": "yes" if cc["name"] in offered else "no",
+         "summary": f"tcplab emulate can run it (Linux {kinfo['release']})" if cc["name"] in offered
+         else "not offered by this kernel (net.ipv4.tcp_available_congestion_control)"}
+        for cc in reg.get("congestion_controls", [])
+    ] + [{"name": n, "in this kernel": "yes", "summary": "kernel only (not in the simulator)"}
+         for n in offered if n not in {cc["name"] for cc in reg.get("congestion_controls", [])}]
     if args.json:
         print(json.dumps(reg, indent=2, sort_keys=True))
         return EXIT_OK
@@ -465,7 +613,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
     titles = {"queues": "Queue disciplines (queue = { kind = ... })", "error_models": "Error models (error = { kind = ... })",
               "macs": "MACs (a link's mac = { kind = ... })", "link_layers": "Link layers (a link's link_layer = { kind = ... })",
-              "link_presets": "Link presets", "studies": "Studies (tcplab study NAME)"}
+              "link_presets": "Link presets", "studies": "Studies (tcplab study NAME)",
+              "kernel_congestion_controls": "Congestion controls of this machine's kernel (tcplab emulate)"}
     for key, value in reg.items():
         if key in ("congestion_controls", "tcp_profiles") or not isinstance(value, list):
             continue
@@ -484,6 +633,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
+    if args.emulate:
+        return _bench_emulate(args)
     from tcplab import _core
 
     names = args.scenario or list(_core.bench_scenarios())
@@ -521,6 +672,43 @@ def _cmd_bench(args: argparse.Namespace) -> int:
             t.add_row(r["scenario"], f"{r['wall_s']:.3f}", f"{r['setup_s']:.3f}", f"{r['sim_s']:.1f}",
                       f"{r['events_per_s']:,.0f}", f"{r['bottleneck_pkts_per_s']:,.0f}", str(r["drops"]),
                       f"{r['bytes_per_flow']:,.0f}", "-" if rss is None else f"{rss:.1f}")
+        Console().print(t)
+    return EXIT_OK
+
+
+def _bench_emulate(args: argparse.Namespace) -> int:
+    from tcplab.emulation import BENCH, EmulationFailed, EmulationRefused, EmulatorNotFound, bench
+
+    names = args.scenario or list(BENCH)
+    for name in names:
+        if name not in BENCH:
+            _err(f"--scenario: unknown emulation benchmark {name!r}; accepted: {', '.join(BENCH)}")
+            return EXIT_BAD_INPUT
+    rows = []
+    try:
+        for name in names:
+            row = bench([name])[0]
+            rows.append(row)
+            if args.json:
+                print(json.dumps(row), flush=True)
+    except EmulationRefused as e:
+        _err(str(e))
+        return EXIT_BAD_INPUT
+    except (EmulationFailed, EmulatorNotFound) as e:
+        _err(str(e))
+        return EXIT_RUN_FAILED
+    if not args.json:
+        from rich.console import Console
+        from rich.table import Table
+
+        t = Table(title="tcplab bench --emulate (1500-byte packets, one bulk CUBIC flow)")
+        for col in ("scenario", "link (Mbit/s)", "goodput (Mbit/s)", "utilisation", "pkts/s", "sched p50 (µs)",
+                    "p99 (µs)", "max (µs)", "behind", "load average"):
+            t.add_column(col, justify="right")
+        for r in rows:
+            t.add_row(r["scenario"], f"{r['link_bps'] / 1e6:.0f}", f"{r['goodput_bps'] / 1e6:.1f}",
+                      f"{r['utilisation']:.3f}", f"{r['pkts_per_s']:,.0f}", f"{r['sched_p50_s'] * 1e6:.0f}",
+                      f"{r['sched_p99_s'] * 1e6:.0f}", f"{r['sched_max_s'] * 1e6:.0f}", str(r["behind"]), r["loadavg"])
         Console().print(t)
     return EXIT_OK
 

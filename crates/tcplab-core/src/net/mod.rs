@@ -1,6 +1,7 @@
 //! The network: packets, queues, error models, medium access, link layers, links,
 //! nodes and routes.
 
+pub mod clocked;
 pub mod error;
 pub mod head_deque;
 pub mod link;

@@ -1,0 +1,410 @@
+//! From a resolved scenario to an emulation plan: which nodes are hosts (network
+//! namespaces with a TUN device) and which stay inside the emulator, the addresses and
+//! routes of every host, each flow's kernel settings, and every reason the kernel
+//! cannot run the scenario. Building the plan touches nothing on the machine, so a
+//! refused scenario leaves nothing behind.
+//!
+//! Hosts are the nodes that are an endpoint of some flow; every other node (the
+//! dumbbell's routers) is a forwarding point inside the emulator, routed by the core's
+//! own static routes (`net::topology::routes`), so packets cross exactly the links the
+//! simulator would send them over.
+//!
+//! Addresses (RFC 2544's benchmarking block 198.18.0.0/15, which no real network
+//! routes): node n has 198.18.0.0 + n + 1; flow f has its own pair, the receiver side
+//! 198.19.0.0 + 2f + 1 and the sender side 198.19.0.0 + 2f + 2. Per-flow addresses let
+//! route attributes (`initcwnd`, `rto_min`, `quickack`) differ between flows of the
+//! same two hosts, and let the emulator tell every packet's flow and direction from its
+//! destination address alone.
+
+use crate::kernel::{self, KernelFacts, KernelTcp, Side};
+use std::collections::BTreeMap;
+use std::net::Ipv4Addr;
+use tcplab_core::net::topology::{self, Graph};
+use tcplab_core::scenario::{FlowSpec, Interval, Scenario};
+
+pub const TCP_PORT: u16 = 5001;
+pub const UDP_PORT: u16 = 5002;
+/// IPv4 + UDP headers; a UDP datagram of `packet_bytes` carries this much less payload.
+pub const UDP_OVERHEAD: u32 = 28;
+/// Sequence number and send time at the head of every CBR datagram.
+pub const UDP_STAMP: u32 = 16;
+
+pub fn node_addr(n: usize) -> Ipv4Addr {
+    Ipv4Addr::from(u32::from(Ipv4Addr::new(198, 18, 0, 0)) + n as u32 + 1)
+}
+pub fn flow_dst_addr(f: usize) -> Ipv4Addr {
+    Ipv4Addr::from(u32::from(Ipv4Addr::new(198, 19, 0, 0)) + 2 * f as u32 + 1)
+}
+pub fn flow_src_addr(f: usize) -> Ipv4Addr {
+    Ipv4Addr::from(u32::from(Ipv4Addr::new(198, 19, 0, 0)) + 2 * f as u32 + 2)
+}
+
+/// What a destination address says: the node it belongs to, and for a flow address the
+/// flow and whether the packet travels towards its receiver.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AddrInfo {
+    pub node: u32,
+    pub flow: Option<(u32, bool)>,
+}
+
+#[derive(Clone, Debug)]
+pub enum FlowKind {
+    Tcp { bytes: Option<u64>, kernel: KernelTcp },
+    Udp { packet_bytes: u32, interval: Interval },
+}
+
+#[derive(Clone, Debug)]
+pub struct FlowPlan {
+    pub id: usize,
+    pub name: String,
+    pub group: String,
+    pub cc_name: String,
+    pub src_node: usize,
+    pub dst_node: usize,
+    pub start_ns: u64,
+    pub stop_ns: Option<u64>,
+    pub kind: FlowKind,
+    pub record_owd: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct HostPlan {
+    pub node: usize,
+    pub name: String,
+    /// sysctl -> value, for this host's namespace.
+    pub sysctls: BTreeMap<String, String>,
+    /// `ip -batch` lines run in the namespace once its TUN device exists (`{dev}` is
+    /// replaced by the device name).
+    pub ip: Vec<String>,
+}
+
+pub struct Plan {
+    pub name: String,
+    pub graph: Graph,
+    pub routes: Vec<Vec<Option<u32>>>,
+    pub hosts: Vec<HostPlan>,
+    /// Host index of each node (None: a router inside the emulator).
+    pub host_of_node: Vec<Option<usize>>,
+    pub flows: Vec<FlowPlan>,
+    /// Device MTU of every host: the largest packet any flow sends (at least 1500).
+    pub mtu: u32,
+    pub duration_ns: Option<u64>,
+    pub max_duration_ns: u64,
+    /// The run ends when every finite flow has completed (no duration, no unbounded flow).
+    pub stop_when_done: bool,
+    pub record_cwnd: bool,
+    pub record_queue: Vec<bool>,
+    pub record_drops: bool,
+    pub busy_sample_ns: Option<u64>,
+    /// Accepted differences from the scenario (kernel behaviour the knob cannot change).
+    pub deviations: Vec<String>,
+}
+
+impl Plan {
+    /// What a destination address means, or None for an address outside the plan.
+    pub fn lookup(&self, dst: Ipv4Addr) -> Option<AddrInfo> {
+        let a = u32::from(dst);
+        let base18 = u32::from(Ipv4Addr::new(198, 18, 0, 0));
+        let base19 = u32::from(Ipv4Addr::new(198, 19, 0, 0));
+        if (base18 + 1..base19).contains(&a) {
+            let n = (a - base18 - 1) as usize;
+            return (n < self.graph.nodes.len()).then_some(AddrInfo { node: n as u32, flow: None });
+        }
+        if a > base19 && a < base19 + 0x1_0000 {
+            let off = a - base19 - 1;
+            let f = (off / 2) as usize;
+            let to_receiver = off % 2 == 0;
+            let fl = self.flows.get(f)?;
+            let node = if to_receiver { fl.dst_node } else { fl.src_node };
+            return Some(AddrInfo { node: node as u32, flow: Some((f as u32, to_receiver)) });
+        }
+        None
+    }
+}
+
+/// Longest an emulation may run without an explicit `duration` when a flow is unbounded.
+pub const MAX_UNBOUNDED_S: u64 = 600;
+
+/// Builds the plan, or returns every reason the kernel cannot run the scenario.
+pub fn build(sc: &Scenario, k: &KernelFacts) -> Result<Plan, Vec<String>> {
+    let graph = topology::expand(&sc.topology).map_err(|e| vec![e])?;
+    let n = graph.nodes.len();
+    // Emulated topologies are small: a dense next-hop table from the core's own routes.
+    let mut lazy = tcplab_core::net::routing::Routes::new(&graph);
+    let routes: Vec<Vec<Option<u32>>> = (0..n)
+        .map(|at| {
+            (0..n)
+                .map(|dst| {
+                    lazy.prepare(dst as u32);
+                    if at == dst { None } else { lazy.next_hop(at as u32, dst as u32) }
+                })
+                .collect()
+        })
+        .collect();
+    let node = |field: &str, name: &str| {
+        graph.node_index(name).map(|i| i as usize).ok_or_else(|| format!("{field}: unknown node '{name}'"))
+    };
+    let mut bad = Vec::new();
+    let mut flows = Vec::new();
+    let mut unbounded = false;
+    let owd_all = sc.record.owd.iter().any(|s| s == "*");
+    let mut deviations = Vec::new();
+    if sc.flows.len() > 32_767 {
+        return Err(vec![format!("{} flows: the emulator addresses at most 32767", sc.flows.len())]);
+    }
+    for (i, f) in sc.flows.iter().enumerate() {
+        let (name, group, src, dst, start, stop) = match f {
+            FlowSpec::Tcp(t) => (t.name.clone(), t.group.clone(), &t.src, &t.dst, t.start, t.stop),
+            FlowSpec::Udp(u) => (u.name.clone(), u.group.clone(), &u.src, &u.dst, u.start, u.stop),
+            FlowSpec::Rpc(r) => {
+                let name = r.name.clone().unwrap_or_else(|| format!("flow{i}"));
+                bad.push(format!(
+                    "flows[{i}] ('{name}'): request/response applications are not emulated yet (no traffic program)"
+                ));
+                continue;
+            }
+        };
+        let name = name.unwrap_or_else(|| format!("flow{i}"));
+        let ctx = format!("flows[{i}] ('{name}')");
+        let (src, dst) = match (node(&format!("{ctx}.src"), src), node(&format!("{ctx}.dst"), dst)) {
+            (Ok(s), Ok(d)) => (s, d),
+            (a, b) => {
+                bad.extend(a.err().into_iter().chain(b.err()));
+                continue;
+            }
+        };
+        if src == dst || routes[src][dst].is_none() || routes[dst][src].is_none() {
+            bad.push(format!("{ctx}: no route in both directions between '{}' and '{}'", graph.nodes[src], graph.nodes[dst]));
+            continue;
+        }
+        let record_owd = owd_all || sc.record.owd.contains(&name);
+        let (kind, cc_name) = match f {
+            FlowSpec::Rpc(_) => unreachable!("refused above"),
+            FlowSpec::Tcp(t) => {
+                if t.bytes.is_none() && t.stop.is_none() {
+                    unbounded = true;
+                }
+                match t.tcp.resolve() {
+                    Err(e) => {
+                        bad.push(format!("{ctx}: {e}"));
+                        continue;
+                    }
+                    Ok(cfg) => match kernel::map_tcp(&cfg, &t.cc, k) {
+                        Ok(kt) => {
+                            for d in &kt.deviations {
+                                if !deviations.contains(d) {
+                                    deviations.push(d.clone());
+                                }
+                            }
+                            (FlowKind::Tcp { bytes: t.bytes, kernel: kt }, t.cc.name.clone())
+                        }
+                        Err(es) => {
+                            bad.extend(es.into_iter().map(|e| format!("{ctx}: {e}")));
+                            continue;
+                        }
+                    },
+                }
+            }
+            FlowSpec::Udp(u) => {
+                if u.stop.is_none() {
+                    unbounded = true;
+                }
+                if u.packet_bytes < UDP_OVERHEAD + UDP_STAMP {
+                    bad.push(format!(
+                        "{ctx}.packet_bytes = {}: a datagram needs {} bytes of IP/UDP header and {} of sequence number and send time; accepted: >= {}",
+                        u.packet_bytes,
+                        UDP_OVERHEAD,
+                        UDP_STAMP,
+                        UDP_OVERHEAD + UDP_STAMP
+                    ));
+                    continue;
+                }
+                if u.packet_bytes > 65_535 {
+                    bad.push(format!("{ctx}.packet_bytes = {}: larger than an IPv4 packet", u.packet_bytes));
+                    continue;
+                }
+                (FlowKind::Udp { packet_bytes: u.packet_bytes, interval: u.interval.clone() }, String::new())
+            }
+        };
+        flows.push(FlowPlan {
+            id: i,
+            name,
+            group,
+            cc_name,
+            src_node: src,
+            dst_node: dst,
+            start_ns: start.0,
+            stop_ns: stop.map(|s| s.0),
+            kind,
+            record_owd,
+        });
+    }
+    if sc.duration.is_none() && unbounded && sc.max_duration.0 > MAX_UNBOUNDED_S * 1_000_000_000 {
+        bad.push(format!(
+            "duration: a flow runs without end and the scenario has no duration, so the emulation would run max_duration ({} s) in real time; set duration (at most {MAX_UNBOUNDED_S} s without it)",
+            sc.max_duration.0 / 1_000_000_000
+        ));
+    }
+    let mut record_queue = vec![false; graph.links.len()];
+    for q in &sc.record.queue {
+        match graph.links.iter().position(|l| &l.name == q) {
+            Some(i) => record_queue[i] = true,
+            None => bad.push(format!("record.queue: unknown link '{q}'")),
+        }
+    }
+    if !bad.is_empty() {
+        return Err(bad);
+    }
+    // Hosts, in node order.
+    let mut host_of_node = vec![None; n];
+    let mut hosts: Vec<HostPlan> = Vec::new();
+    for f in &flows {
+        for nd in [f.src_node, f.dst_node] {
+            if host_of_node[nd].is_none() {
+                host_of_node[nd] = Some(usize::MAX);
+            }
+        }
+    }
+    for (nd, h) in host_of_node.iter_mut().enumerate() {
+        if h.is_some() {
+            *h = Some(hosts.len());
+            hosts.push(HostPlan { node: nd, name: graph.nodes[nd].clone(), sysctls: BTreeMap::new(), ip: Vec::new() });
+        }
+    }
+    let mut mtu = 1500;
+    for f in &flows {
+        mtu = mtu.max(match &f.kind {
+            FlowKind::Tcp { kernel, .. } => kernel.packet_bytes,
+            FlowKind::Udp { packet_bytes, .. } => *packet_bytes,
+        });
+    }
+    // Per-namespace sysctls: defaults first, then each flow's; conflicts are refused.
+    let mut owner: BTreeMap<(usize, String), (String, String)> = BTreeMap::new();
+    for h in hosts.iter_mut() {
+        h.sysctls.insert("net.ipv6.conf.all.disable_ipv6".into(), "1".into());
+        h.sysctls.insert("net.ipv6.conf.default.disable_ipv6".into(), "1".into());
+        h.ip.push("link set lo up".into());
+        h.ip.push(format!("link set dev {{dev}} mtu {mtu} up"));
+        h.ip.push(format!("addr add {}/32 dev {{dev}}", node_addr(h.node)));
+        h.ip.push("route add 198.18.0.0/15 dev {dev}".into());
+    }
+    for f in &flows {
+        let (hs, hd) = (host_of_node[f.src_node].unwrap(), host_of_node[f.dst_node].unwrap());
+        let (sa, da) = (flow_src_addr(f.id), flow_dst_addr(f.id));
+        hosts[hs].ip.push(format!("addr add {sa}/32 dev {{dev}}"));
+        hosts[hd].ip.push(format!("addr add {da}/32 dev {{dev}}"));
+        let mut fwd = format!("route add {da}/32 dev {{dev}} src {sa}");
+        let mut back = format!("route add {sa}/32 dev {{dev}} src {da}");
+        if let FlowKind::Tcp { kernel, .. } = &f.kind {
+            fwd += &format!(" initcwnd {}", kernel.initcwnd);
+            if let Some(ms) = kernel.rto_min_ms {
+                fwd += &format!(" rto_min {ms}ms");
+            }
+            if kernel.quickack {
+                back += " quickack 1";
+            }
+            for (key, value, side) in &kernel.sysctls {
+                let on: &[usize] = match side {
+                    Side::Sender => &[hs],
+                    Side::Receiver => &[hd],
+                    Side::Both => &[hs, hd],
+                };
+                for &h in on {
+                    let k = (h, key.to_string());
+                    if let Some((other, v)) = owner.get(&k) {
+                        if v != value {
+                            bad.push(format!(
+                                "flows '{other}' and '{}' need {key} = {v} and = {value} on host '{}': the kernel sets it once per host (network namespace)",
+                                f.name, hosts[h].name
+                            ));
+                        }
+                        continue;
+                    }
+                    owner.insert(k, (f.name.clone(), value.clone()));
+                    hosts[h].sysctls.insert(key.to_string(), value.clone());
+                }
+            }
+        }
+        hosts[hs].ip.push(fwd);
+        hosts[hd].ip.push(back);
+    }
+    if !bad.is_empty() {
+        return Err(bad);
+    }
+    let stop_when_done = sc.duration.is_none() && !unbounded;
+    Ok(Plan {
+        name: sc.name.clone(),
+        graph,
+        routes,
+        hosts,
+        host_of_node,
+        flows,
+        mtu,
+        duration_ns: sc.duration.map(|d| d.0),
+        max_duration_ns: sc.max_duration.0,
+        stop_when_done,
+        record_cwnd: sc.record.cwnd,
+        record_queue,
+        record_drops: sc.record.drops,
+        busy_sample_ns: sc.record.busy_sample_interval.map(|d| d.0),
+        deviations,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts() -> KernelFacts {
+        KernelFacts { release: "t".into(), available_cc: vec!["reno".into(), "cubic".into()], has_rto_max_sysctl: false }
+    }
+
+    fn dumbbell(flows: &str) -> Scenario {
+        serde_json::from_str(&format!(
+            r#"{{"name": "t", "topology": {{"kind": "dumbbell", "pairs": 2,
+                "bottleneck": {{"rate": 10000000, "delay": 20000000}},
+                "sender_access": {{"rate": 100000000, "delay": 1000000}},
+                "receiver_access": {{"rate": 100000000, "delay": 1000000}}}},
+               "flows": {flows}, "duration": 5000000000}}"#
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn hosts_addresses_and_routes() {
+        let sc = dumbbell(
+            r#"[{"kind": "tcp", "src": "s0", "dst": "d0", "tcp": {"iw": 3}},
+                {"kind": "tcp", "src": "s1", "dst": "d1", "cc": {"name": "cubic"}, "tcp": {"delayed_ack": false}}]"#,
+        );
+        let p = build(&sc, &facts()).unwrap();
+        // Nodes s0 s1 r0 r1 d0 d1: the routers stay in the emulator.
+        assert_eq!(p.hosts.iter().map(|h| h.name.as_str()).collect::<Vec<_>>(), ["s0", "s1", "d0", "d1"]);
+        assert_eq!(p.host_of_node, [Some(0), Some(1), None, None, Some(2), Some(3)]);
+        assert_eq!(flow_dst_addr(1), Ipv4Addr::new(198, 19, 0, 3));
+        assert!(p.hosts[0].ip.contains(&"route add 198.19.0.1/32 dev {dev} src 198.19.0.2 initcwnd 3".to_string()));
+        assert!(p.hosts[3].ip.contains(&"route add 198.19.0.4/32 dev {dev} src 198.19.0.3 quickack 1".to_string()));
+        assert_eq!(p.lookup(Ipv4Addr::new(198, 19, 0, 3)), Some(AddrInfo { node: 5, flow: Some((1, true)) }));
+        assert_eq!(p.lookup(Ipv4Addr::new(198, 19, 0, 4)), Some(AddrInfo { node: 1, flow: Some((1, false)) }));
+        assert_eq!(p.lookup(node_addr(2)), Some(AddrInfo { node: 2, flow: None }));
+        assert_eq!(p.lookup(Ipv4Addr::new(10, 0, 0, 1)), None);
+        assert_eq!(p.mtu, 1500);
+    }
+
+    #[test]
+    fn per_host_sysctl_conflicts_are_refused() {
+        let sc = dumbbell(
+            r#"[{"kind": "tcp", "src": "s0", "dst": "d0"},
+                {"kind": "tcp", "name": "nosack", "src": "s0", "dst": "d1", "tcp": {"sack": false}}]"#,
+        );
+        let e = build(&sc, &facts()).err().expect("refused").join("\n");
+        assert!(e.contains("net.ipv4.tcp_sack") && e.contains("host 's0'"), "{e}");
+    }
+
+    #[test]
+    fn endless_runs_are_refused() {
+        let mut sc = dumbbell(r#"[{"kind": "tcp", "src": "s0", "dst": "d0"}]"#);
+        sc.duration = None;
+        let e = build(&sc, &facts()).err().expect("refused").join("\n");
+        assert!(e.contains("set duration"), "{e}");
+    }
+}

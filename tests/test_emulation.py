@@ -1,0 +1,355 @@
+"""Emulation mode with real kernel TCP (issue 13): accuracy, semantics, safety.
+
+These tests run the real emulator (``tcplab-emu``): network namespaces, TUN devices and
+the host's kernel TCP. They need root (or CAP_NET_ADMIN + CAP_SYS_ADMIN), /dev/net/tun
+and iproute2; elsewhere each skips with the reason. Every run is seconds of real time;
+the whole file stays well under the 2-minute budget (about 40 s here).
+
+Tolerances and why:
+- reno goodput: within 3% of the capacity the model allows, 10 Mbit/s x 1460/1500 (the
+  payload share of a 1500-byte packet): the queue (100 packets) is larger than the BDP
+  (25 packets) so the link never idles after slow start, which costs well under 1% of 6 s;
+- first flight and drop-tail patterns: exact counts (they are decided by the models and
+  the kernel's initcwnd, not by timing: the burst lasts 0.2 ms against 80 ms of
+  serialization per packet);
+- scheduling error: the measurement must be complete and ordered; its size is bounded
+  loosely (p99 < 2 ms) because the machine is shared; the stall hook proves a late
+  emulator is measured and flagged.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tcplab.cli import main
+from tcplab.emulation import EmulationRefused, emulate, emulator_path
+from tcplab.scenario import Scenario
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _why_not() -> str | None:
+    if not sys.platform.startswith("linux"):
+        return "emulation needs Linux"
+    status = Path("/proc/self/status").read_text()
+    caps = int(next(line.split()[1] for line in status.splitlines() if line.startswith("CapEff:")), 16)
+    if not caps & (1 << 12) or not caps & (1 << 21):
+        return "emulation needs CAP_NET_ADMIN and CAP_SYS_ADMIN (run as root)"
+    if not os.path.exists("/dev/net/tun"):
+        return "emulation needs /dev/net/tun"
+    if shutil.which("ip") is None:
+        return "emulation needs iproute2's ip"
+    cc = Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
+    if "reno" not in cc:
+        return "the kernel offers no reno congestion control"
+    return None
+
+
+REASON = _why_not()
+needs_kernel = pytest.mark.skipif(REASON is not None, reason=REASON or "")
+
+
+def dumbbell(rate: str, delay: str, queue: str, flows: str, *, pairs: int = 1, duration: str | None = "6s",
+             extra: str = "") -> Scenario:
+    dur = f'duration = "{duration}"\n' if duration else ""
+    return Scenario.from_toml(f"""
+name = "emu-test"
+{dur}{extra}
+[topology]
+kind = "dumbbell"
+pairs = {pairs}
+bottleneck = {{ rate = "{rate}", delay = "{delay}", queue = {queue} }}
+sender_access = {{ rate = "100Mbps", delay = "1ms" }}
+receiver_access = {{ rate = "100Mbps", delay = "1ms" }}
+{flows}
+""")
+
+
+def ours() -> set[str]:
+    """The emulator's namespaces on this machine (any owner)."""
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True).stdout
+    return {line.split()[0] for line in out.splitlines() if line.startswith("tcplab-")}
+
+
+def of_pid(pid: int) -> set[str]:
+    return {n for n in ours() if n.startswith(f"tcplab-{pid}-")}
+
+
+@needs_kernel
+def test_the_binary_is_built() -> None:
+    assert emulator_path().is_file()
+
+
+@needs_kernel
+def test_reno_bulk_goodput_is_within_3_percent_of_the_model_capacity() -> None:
+    sc = dumbbell("10Mbps", "10ms", '{ kind = "drop_tail", limit = "100pkt" }',
+                  '[cc]\nname = "reno"\n[[flows]]\nname = "bulk"')
+    r = emulate(sc, seed=1, quiet=True)
+    capacity = 10e6 * 1460 / 1500
+    goodput = float(r.flows.loc[0, "goodput_bps"])
+    assert abs(goodput - capacity) / capacity < 0.03, (goodput, capacity, r.meta["emulation"])
+    e = r.meta["emulation"]
+    # Every packet the models saw was wire-sized: nothing merged segments.
+    assert e["oversize_pkts"] == 0 and e["unroutable_pkts"] == 0
+    assert r.queues.loc[r.queues["link"] == "bottleneck", "drops_overflow"].item() >= 0
+    assert not of_pid(int(e["namespaces"][0].split("-")[1]))
+
+
+@needs_kernel
+def test_first_flight_is_the_route_initcwnd() -> None:
+    flows = """
+[[flows]]
+name = "iw3"
+src = "s0"
+dst = "d0"
+bytes = "100kB"
+tcp = { iw = 3 }
+[[flows]]
+name = "iw10"
+src = "s1"
+dst = "d1"
+bytes = "100kB"
+tcp = { iw = 10 }
+"""
+    sc = dumbbell("10Mbps", "20ms", '{ kind = "drop_tail", limit = "100pkt" }', flows, pairs=2, duration=None,
+                  extra='max_duration = "20s"')
+    r = emulate(sc, seed=1, quiet=True)
+    got = dict(zip(r.flows["name"], r.flows["first_flight_pkts"]))
+    assert got == {"iw3": 3, "iw10": 10}
+    assert r.flows["completed_s"].notna().all()
+    assert (r.flows["bytes_delivered"] == 100_000).all()
+
+
+@needs_kernel
+@pytest.mark.parametrize("semantics,limit,delivered", [("slot", "5pkt", 6), ("byte_strict", "5000B", 5),
+                                                      ("byte_loose", "5000B", 7)])
+def test_drop_tail_semantics_on_a_crafted_burst(semantics: str, limit: str, delivered: int) -> None:
+    # 20 datagrams of 1000 B, 10 us apart (a burst of 0.2 ms), into a 100 kbit/s link
+    # (80 ms per packet). The first goes straight into service; then
+    # slot 5 pkt: 5 wait (occupancy >= 5 drops)                       -> 6 delivered;
+    # byte_strict 5000 B: 4 wait (4000 + 1000 >= 5000 drops the 5th)   -> 5;
+    # byte_loose 5000 B: 6 wait (5000 > 5000 is false, 6000 > 5000 is) -> 7.
+    # The simulator must agree, packet for packet.
+    queue = f'{{ kind = "drop_tail", limit = "{limit}", semantics = "{semantics}" }}'
+    flows = """
+[[flows]]
+kind = "udp"
+name = "burst"
+packet_size = "1000B"
+interval = { dist = "constant", mean = "10us" }
+stop = "199us"
+"""
+    sc = dumbbell("100kbps", "5ms", queue, flows, duration="1s")
+    r = emulate(sc, seed=1, quiet=True, trace=["drops"])
+    udp = r.udp.iloc[0]
+    assert udp["pkts_sent"] == 20
+    assert udp["pkts_delivered"] == delivered
+    q = r.queues.set_index("link").loc["bottleneck"]
+    assert q["drops_overflow"] == 20 - delivered
+    from tcplab import run
+
+    s = run(sc, seed=1)
+    assert s.udp.loc[0, "pkts_delivered"] == delivered
+    assert s.queues.set_index("link").loc["bottleneck", "drops_overflow"] == 20 - delivered
+
+
+BULK_20M = ('{ kind = "drop_tail", limit = "100pkt" }', '[cc]\nname = "cubic"\n[[flows]]\nname = "bulk"')
+
+
+@needs_kernel
+def test_the_scheduling_error_is_measured_and_a_late_run_is_flagged(capsys: pytest.CaptureFixture[str]) -> None:
+    sc = dumbbell("20Mbps", "10ms", *BULK_20M, duration="3s")
+    r = emulate(sc, seed=1, quiet=True)
+    e = r.meta["emulation"]
+    s = e["sched_error"]
+    # One measurement per packet handed to a host.
+    assert s["count"] == e["packets_out"] + e["host_drops"] > 3000
+    assert 0 <= s["p50_s"] <= s["p99_s"] <= s["max_s"]
+    assert s["p99_s"] < 2e-3, (s, e["loadavg"])
+    assert not e["behind"] and not r.flows["emu_behind"].any()
+    # Stall the packet loop for 300 ms after 1 s, as a descheduled emulator would be.
+    # The saturated bottleneck finishes a packet every 0.6 ms (1500 B at 20 Mbit/s), so
+    # one falls due within 0.6 ms of the stall's start and leaves >= 299.4 ms late; the
+    # ~500 due during the stall are all late, far more than 1% of ~5000.
+    late = emulate(sc, seed=1, quiet=True, late_bound="100us", extra_args=["--stall-at-ms", "1000", "--stall-for-ms", "300"])
+    le = late.meta["emulation"]
+    assert le["sched_error"]["max_s"] >= 0.3 - 0.0006
+    assert le["behind"] and late.flows["emu_behind"].all() and late.links["emu_behind"].all()
+    from tcplab.cli import _print_emulation
+
+    _print_emulation(late.meta)
+    assert "WARNING: the emulator fell behind" in capsys.readouterr().err
+
+
+def _start_binary(tmp: Path, duration: str = "30s") -> subprocess.Popen[bytes]:
+    sc = dumbbell("10Mbps", "10ms", *BULK_20M, duration=duration)
+    path = tmp / "scenario.json"
+    path.write_text(json.dumps(sc.to_core(0)))
+    return subprocess.Popen([str(emulator_path()), "run", "--scenario", str(path), "--out", str(tmp / "out.json")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def _wait_for_namespaces(pid: int, n: int = 2, timeout: float = 10.0) -> set[str]:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        names = of_pid(pid)
+        if len(names) >= n:
+            return names
+        time.sleep(0.05)
+    raise AssertionError(f"the emulator (pid {pid}) did not create its namespaces")
+
+
+@needs_kernel
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_and_sigterm_clean_up(tmp_path: Path, sig: signal.Signals) -> None:
+    proc = _start_binary(tmp_path)
+    try:
+        _wait_for_namespaces(proc.pid)
+        time.sleep(0.5)  # traffic is flowing
+        proc.send_signal(sig)
+        code = proc.wait(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert code == 128 + sig, proc.stderr.read().decode() if proc.stderr else ""
+    assert not of_pid(proc.pid)
+
+
+@needs_kernel
+def test_sigterm_to_tcplab_emulate_is_passed_on_and_cleaned_up(tmp_path: Path) -> None:
+    toml = tmp_path / "long.toml"
+    toml.write_text((ROOT / "examples" / "fidelity" / "reno.toml").read_text())
+    proc = subprocess.Popen([sys.executable, "-m", "tcplab.cli", "emulate", str(toml)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        end = time.monotonic() + 30
+        names: set[str] = set()
+        while time.monotonic() < end and len(names) < 2:
+            names = {n for n in ours() if n.split("-")[1].isdigit() and _parent(int(n.split("-")[1])) == proc.pid}
+            time.sleep(0.05)
+        assert len(names) == 2, "tcplab emulate did not start the emulator"
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    assert code == 128 + signal.SIGTERM, err
+    assert "removed its namespaces" in err
+    assert not names & ours()
+
+
+def _parent(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return -1
+
+
+@needs_kernel
+def test_after_sigkill_the_next_run_reclaims_the_stale_namespaces(tmp_path: Path) -> None:
+    proc = _start_binary(tmp_path)
+    try:
+        stale = _wait_for_namespaces(proc.pid)
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+    assert of_pid(proc.pid) == stale  # SIGKILL leaves them behind...
+    sc = dumbbell("10Mbps", "10ms", *BULK_20M, duration="1s")
+    r = emulate(sc, seed=0, quiet=True)
+    assert not of_pid(proc.pid)  # ...and the next run removes them
+    assert stale <= set(r.meta["emulation"]["reclaimed_stale"])
+
+
+@needs_kernel
+def test_two_emulations_at_once_do_not_collide(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    a = _start_binary(tmp_path / "a", duration="3s")
+    b = _start_binary(tmp_path / "b", duration="3s")
+    assert a.wait(timeout=30) == 0 and b.wait(timeout=30) == 0
+    for p, d in ((a, tmp_path / "a"), (b, tmp_path / "b")):
+        doc = json.loads((d / "out.json").read_text())
+        assert doc["flows"]["goodput_bps"][0] > 5e6  # both got their own 10 Mbit/s link
+        assert not of_pid(p.pid)
+
+
+@needs_kernel
+def test_without_privileges_exit_2_says_what_is_missing_and_leaves_nothing() -> None:
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("setpriv (util-linux) is needed to drop privileges")
+    sc = dumbbell("10Mbps", "10ms", *BULK_20M, duration="1s")
+    before = ours()
+    binary = emulator_path()
+    # As user nobody with no capabilities; the scenario comes on stdin.
+    proc = subprocess.run([setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all",
+                           "--bounding-set=-all", str(binary), "run", "--scenario", "-"],
+                          input=json.dumps(sc.to_core(0)), capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 2, proc.stderr
+    assert "CAP_NET_ADMIN" in proc.stderr and "CAP_SYS_ADMIN" in proc.stderr
+    assert "nothing was created" in proc.stderr
+    assert ours() == before
+
+
+def test_a_scenario_the_kernel_cannot_run_is_refused_before_anything_starts(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    toml = ROOT / "examples" / "fidelity" / "reno.toml"
+    text = toml.read_text().replace('name = "reno"', 'name = "compound"')
+    bad = tmp_path / "compound.toml"
+    bad.write_text(text)
+    before = ours() if REASON is None else set()
+    try:
+        emulator_path()
+    except FileNotFoundError:
+        pytest.skip("tcplab-emu is not built")
+    assert main(["emulate", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "cc 'compound' is not offered by this kernel" in err and "tcp_available_congestion_control" in err
+    ns2 = tmp_path / "ns2.toml"
+    ns2.write_text(toml.read_text().replace("[cc]", '[tcp]\nprofile = "ns2-sack"\n\n[cc]'))
+    assert main(["emulate", str(ns2)]) == 2
+    err = capsys.readouterr().err
+    assert "tcp.initial_rto = 3s" in err and "tcp.limited_transmit = false" in err
+    with pytest.raises(EmulationRefused, match="compound"):
+        emulate(bad, quiet=True)
+    if REASON is None:
+        assert ours() == before
+
+
+def test_list_shows_the_kernels_congestion_controls(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["list", "--json"]) == 0
+    reg = json.loads(capsys.readouterr().out)
+    offered = Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
+    rows = {r["name"]: r["in this kernel"] for r in reg["kernel_congestion_controls"]}
+    assert {n for n, v in rows.items() if v == "yes"} == set(offered)
+    assert rows.get("compound") == "no"  # a simulator-only algorithm
+
+
+@needs_kernel
+def test_fidelity_writes_the_table_and_the_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = (ROOT / "examples" / "fidelity" / "reno.toml").read_text().replace('duration = "30s"', 'duration = "3s"')
+    sc = tmp_path / "reno3s.toml"
+    sc.write_text(text)
+    out = tmp_path / "fid"
+    assert main(["fidelity", str(sc), "--reps", "1", "--out", str(out)]) == 0
+    import pandas as pd
+
+    t = pd.read_parquet(out / "fidelity.parquet")
+    row = t[(t["metric"] == "goodput_bps")].iloc[0]
+    # Both sides fill the 10 Mbit/s link within 3 s: the relative error is small.
+    assert abs(row["rel_error"]) < 0.05, t.to_string()
+    assert {"occ_mean_pkts", "drops", "cwnd_mean_bytes", "loss_episodes"} <= set(t["metric"])
+    html = (out / "report.html").read_text()
+    assert "Simulator against the kernel" in html and "cwnd_0.png" in html and "queue_bottleneck.png" in html
+    assert (out / "runs" / "kernel-0" / "flows.parquet").is_file() and (out / "runs" / "sim-0" / "flows.parquet").is_file()
+    assert "report written to" in capsys.readouterr().out
