@@ -365,12 +365,43 @@ impl Simulation {
                 break;
             }
             let (now, ev) = self.sched.pop().expect("peeked");
+            self.prefetch_next();
             self.handle(now, ev);
             if self.stop_when_done && self.unfinished == 0 {
                 return false;
             }
         }
         true
+    }
+
+    /// Asks the CPU to start loading the state the next event will touch (its link or
+    /// its flow) while this one is handled: with thousands of links and flows that
+    /// state is rarely in cache, and the load then overlaps useful work.
+    #[inline(always)]
+    fn prefetch_next(&self) {
+        let line = |p: *const u8| {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a prefetch is a hint; it never faults, whatever the address.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch(p as *const i8, std::arch::x86_64::_MM_HINT_T0)
+            }
+        };
+        match self.sched.next_hint() {
+            Some(&Event::TxDone(l)) | Some(&Event::Arrive(l)) => {
+                if let Some(link) = self.links.get(l as usize) {
+                    let p = link as *const Link as *const u8;
+                    for off in (0..std::mem::size_of::<Link>()).step_by(64) {
+                        line(p.wrapping_add(off));
+                    }
+                }
+            }
+            Some(&Event::Timer { flow, .. }) => {
+                if let Some(Flow::Tcp(t)) = self.flows.get(flow as usize) {
+                    line(&**t as *const TcpFlow as *const u8);
+                }
+            }
+            _ => {}
+        }
     }
 
     /// Starts the measurement window at `window_start`: link, queue and UDP counters

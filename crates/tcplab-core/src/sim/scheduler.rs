@@ -207,6 +207,13 @@ impl<E: Copy> Scheduler<E> {
         self.heap[i] = e;
     }
 
+    /// The event at the top of the heap, which is (almost always) the next one to
+    /// pop: a hint for prefetching, nothing more.
+    #[inline]
+    pub fn next_hint(&self) -> Option<&E> {
+        self.heap.first().map(|e| &e.event)
+    }
+
     /// Time of the earliest pending event.
     pub fn peek_time(&mut self) -> Option<SimTime> {
         self.settle();
