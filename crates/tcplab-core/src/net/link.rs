@@ -17,7 +17,7 @@
 
 use super::error::{ErrorModel, ErrorStats};
 use super::packet::{LinkId, NodeId, PacketRef};
-use super::queue::{DropCause, QueueDisc};
+use super::queue::{DropCause, LinkQueue, QueueDisc};
 use crate::rng::RngStream;
 use crate::time::{Rate, SimDuration, SimTime};
 use super::head_deque::HeadDeque;
@@ -50,7 +50,7 @@ pub struct Link {
     pub to: NodeId,
     pub rate: Rate,
     pub delay: SimDuration,
-    pub queue: Box<dyn QueueDisc>,
+    pub queue: LinkQueue,
     pub error: Option<Box<dyn ErrorModel>>,
     pub queue_rng: RngStream,
     /// Packet being serialized.
@@ -74,7 +74,7 @@ impl Link {
         to: NodeId,
         rate: Rate,
         delay: SimDuration,
-        queue: Box<dyn QueueDisc>,
+        queue: LinkQueue,
         error: Option<Box<dyn ErrorModel>>,
         queue_rng: RngStream,
     ) -> Self {

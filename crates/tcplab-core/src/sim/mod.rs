@@ -12,7 +12,7 @@ use crate::metrics::{Digest, RunResult};
 use crate::net::error::ErrorModel;
 use crate::net::link::Link;
 use crate::net::packet::{FlowId, LinkId, NodeId, Packet, PacketId, PacketPool, PacketRef, Transport};
-use crate::net::queue::{DropCause, EnqueueCtx, Verdict};
+use crate::net::queue::{DropCause, EnqueueCtx, QueueDisc, Verdict};
 use crate::net::routing::Routes;
 use crate::net::topology;
 use crate::rng::RngStream;
@@ -124,7 +124,7 @@ impl Simulation {
         for (i, l) in graph.links.iter().enumerate() {
             let mut qcfg = l.params.queue.clone().unwrap_or_else(default_queue);
             qcfg.set_link_rate(l.params.rate);
-            let queue = qcfg.build().map_err(|e| format!("link '{}' queue: {e}", l.name))?;
+            let queue = qcfg.build_for_link().map_err(|e| format!("link '{}' queue: {e}", l.name))?;
             let error: Option<Box<dyn ErrorModel>> = match &l.params.error {
                 None => None,
                 Some(e) => Some(
