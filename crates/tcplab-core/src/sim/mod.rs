@@ -24,10 +24,16 @@ use crate::tcp::{Outbox, TimerKind};
 use crate::time::{SimDuration, SimTime};
 use scheduler::Scheduler;
 
+/// "No flow" in `Event::Arrive`.
+const NO_FLOW: FlowId = FlowId::MAX;
+
 #[derive(Clone, Copy, Debug)]
 enum Event {
     TxDone(LinkId),
-    Arrive(LinkId),
+    /// The head of a link's pipe arrives. `pkt` and `host_flow` (the packet's flow
+    /// when this hop ends at its destination, else `NO_FLOW`) only say what to
+    /// prefetch: the handler takes the packet from the pipe.
+    Arrive { link: LinkId, pkt: PacketId, host_flow: FlowId },
     FlowStart(FlowId),
     AppStop(FlowId),
     Timer { flow: FlowId, kind: TimerKind, gen: u32 },
@@ -387,10 +393,16 @@ impl Simulation {
             }
         };
         match self.sched.next_hint() {
-            Some(&Event::TxDone(l)) | Some(&Event::Arrive(l)) => {
-                if let Some(link) = self.links.get(l as usize) {
-                    let p = link as *const Link as *const u8;
-                    for off in (0..std::mem::size_of::<Link>()).step_by(64) {
+            Some(&Event::TxDone(l)) => self.prefetch_link(l, line),
+            Some(&Event::Arrive { link, pkt, host_flow }) => {
+                self.prefetch_link(link, line);
+                let p = self.pool.slot_ptr(pkt) as *const u8;
+                for off in (0..std::mem::size_of::<Packet>()).step_by(64) {
+                    line(p.wrapping_add(off));
+                }
+                if let Some(Flow::Tcp(t)) = self.flows.get(host_flow as usize) {
+                    let p = &**t as *const TcpFlow as *const u8;
+                    for off in (0..256).step_by(64) {
                         line(p.wrapping_add(off));
                     }
                 }
@@ -401,6 +413,16 @@ impl Simulation {
                 }
             }
             _ => {}
+        }
+    }
+
+    #[inline(always)]
+    fn prefetch_link(&self, l: LinkId, line: impl Fn(*const u8)) {
+        if let Some(link) = self.links.get(l as usize) {
+            let p = link as *const Link as *const u8;
+            for off in (0..std::mem::size_of::<Link>()).step_by(64) {
+                line(p.wrapping_add(off));
+            }
         }
     }
 
@@ -425,7 +447,7 @@ impl Simulation {
     fn handle(&mut self, now: SimTime, ev: Event) {
         match ev {
             Event::TxDone(l) => self.on_tx_done(l, now),
-            Event::Arrive(l) => self.on_arrive(l, now),
+            Event::Arrive { link, .. } => self.on_arrive(link, now),
             Event::FlowStart(f) => self.on_flow_start(f, now),
             Event::AppStop(f) => {
                 if let Flow::Tcp(t) = &mut self.flows[f as usize] {
@@ -508,25 +530,30 @@ impl Simulation {
         } else {
             let arrive = now + link.delay;
             if link.pipe.is_empty() {
-                self.sched.schedule(arrive, Event::Arrive(l));
+                self.sched.schedule(arrive, Self::arrive_event(l, link.to, pkt));
             }
             link.pipe.push_back((arrive, pkt));
         }
         self.trace_queue(l, now);
     }
 
+    fn arrive_event(link: LinkId, to: NodeId, pkt: PacketRef) -> Event {
+        let host_flow = if pkt.dst == to { pkt.flow } else { NO_FLOW };
+        Event::Arrive { link, pkt: pkt.id, host_flow }
+    }
+
     fn on_arrive(&mut self, l: LinkId, now: SimTime) {
         let link = &mut self.links[l as usize];
         let (_, pkt) = link.pipe.pop_front().expect("arrival from an empty pipe");
-        if let Some(&(next, _)) = link.pipe.front() {
-            self.sched.schedule(next, Event::Arrive(l));
+        if let Some(&(next, head)) = link.pipe.front() {
+            self.sched.schedule(next, Self::arrive_event(l, link.to, head));
         }
         let to = link.to;
         self.forward(to, pkt, now);
     }
 
     fn on_drop(&mut self, l: LinkId, pkt: PacketRef, cause: DropCause, now: SimTime) {
-        let p = *self.pool.get(pkt.id);
+        let p = pkt;
         self.pool.free(pkt.id);
         self.drops += 1;
         self.digest.mix(now.0 ^ ((l as u64) << 48) ^ ((cause as u64) << 40) ^ p.flow as u64);
