@@ -24,16 +24,16 @@ use crate::tcp::{Outbox, TimerKind};
 use crate::time::{SimDuration, SimTime};
 use scheduler::Scheduler;
 
-/// "No flow" in `Event::Arrive`.
-const NO_FLOW: FlowId = FlowId::MAX;
 
 #[derive(Clone, Copy, Debug)]
 enum Event {
     TxDone(LinkId),
-    /// The head of a link's pipe arrives. `pkt` and `host_flow` (the packet's flow
-    /// when this hop ends at its destination, else `NO_FLOW`) only say what to
-    /// prefetch: the handler takes the packet from the pipe.
-    Arrive { link: LinkId, pkt: PacketId, host_flow: FlowId },
+    /// The head of a link's pipe arrives at its destination host. `pkt` and `flow`
+    /// only say what to prefetch: the handler takes the packet from the pipe.
+    ArriveHost { link: LinkId, pkt: PacketId, flow: FlowId },
+    /// The head of a link's pipe arrives at a router, to leave on `next_link` (a
+    /// prefetch hint as well).
+    ArriveHop { link: LinkId, next_link: LinkId },
     FlowStart(FlowId),
     AppStop(FlowId),
     Timer { flow: FlowId, kind: TimerKind, gen: u32 },
@@ -394,13 +394,17 @@ impl Simulation {
         };
         match self.sched.next_hint() {
             Some(&Event::TxDone(l)) => self.prefetch_link(l, line),
-            Some(&Event::Arrive { link, pkt, host_flow }) => {
+            Some(&Event::ArriveHop { link, next_link }) => {
+                self.prefetch_link(link, line);
+                self.prefetch_link(next_link, line);
+            }
+            Some(&Event::ArriveHost { link, pkt, flow }) => {
                 self.prefetch_link(link, line);
                 let p = self.pool.slot_ptr(pkt) as *const u8;
                 for off in (0..std::mem::size_of::<Packet>()).step_by(64) {
                     line(p.wrapping_add(off));
                 }
-                if let Some(Flow::Tcp(t)) = self.flows.get(host_flow as usize) {
+                if let Some(Flow::Tcp(t)) = self.flows.get(flow as usize) {
                     let p = &**t as *const TcpFlow as *const u8;
                     for off in (0..256).step_by(64) {
                         line(p.wrapping_add(off));
@@ -447,7 +451,7 @@ impl Simulation {
     fn handle(&mut self, now: SimTime, ev: Event) {
         match ev {
             Event::TxDone(l) => self.on_tx_done(l, now),
-            Event::Arrive { link, .. } => self.on_arrive(link, now),
+            Event::ArriveHost { link, .. } | Event::ArriveHop { link, .. } => self.on_arrive(link, now),
             Event::FlowStart(f) => self.on_flow_start(f, now),
             Event::AppStop(f) => {
                 if let Flow::Tcp(t) = &mut self.flows[f as usize] {
@@ -529,26 +533,23 @@ impl Simulation {
             self.on_drop(l, pkt, DropCause::Corruption, now);
         } else {
             let arrive = now + link.delay;
-            if link.pipe.is_empty() {
-                self.sched.schedule(arrive, Self::arrive_event(l, link.to, pkt));
-            }
+            let first = link.pipe.is_empty();
             link.pipe.push_back((arrive, pkt));
+            if first {
+                let to = link.to;
+                self.sched.schedule(arrive, arrive_event(&self.routes, l, to, pkt));
+            }
         }
         self.trace_queue(l, now);
-    }
-
-    fn arrive_event(link: LinkId, to: NodeId, pkt: PacketRef) -> Event {
-        let host_flow = if pkt.dst == to { pkt.flow } else { NO_FLOW };
-        Event::Arrive { link, pkt: pkt.id, host_flow }
     }
 
     fn on_arrive(&mut self, l: LinkId, now: SimTime) {
         let link = &mut self.links[l as usize];
         let (_, pkt) = link.pipe.pop_front().expect("arrival from an empty pipe");
-        if let Some(&(next, head)) = link.pipe.front() {
-            self.sched.schedule(next, Self::arrive_event(l, link.to, head));
-        }
         let to = link.to;
+        if let Some(&(next, head)) = link.pipe.front() {
+            self.sched.schedule(next, arrive_event(&self.routes, l, to, head));
+        }
         self.forward(to, pkt, now);
     }
 
@@ -887,6 +888,16 @@ impl Simulation {
         };
         r
     }
+}
+
+/// The event for `pkt`, at the head of link `link`'s pipe, reaching node `to`.
+#[inline]
+fn arrive_event(routes: &Routes, link: LinkId, to: NodeId, pkt: PacketRef) -> Event {
+    if pkt.dst == to {
+        return Event::ArriveHost { link, pkt: pkt.id, flow: pkt.flow };
+    }
+    // Unreachable destinations are rejected at build time; LinkId::MAX just names no link.
+    Event::ArriveHop { link, next_link: routes.next_hop(to, pkt.dst).unwrap_or(LinkId::MAX) }
 }
 
 /// Builds and runs a scenario.
