@@ -127,7 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run only this scenario (repeatable; default: the standard rows). Besides the listed rows, "
                         "any dumbbell-{N}x10G-{S}s (N Reno flows at 10 Gbit/s for S seconds) is accepted")
     b.add_argument("--large", action="store_true",
-                   help="also run the large rows (dumbbell-100000x10G-1s: minutes and several GB)")
+                   help="also run the large rows (dumbbell-100000x10G-1s: 5-20 s and ~0.9 GB of memory)")
     return p
 
 
