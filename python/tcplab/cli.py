@@ -170,7 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run only this scenario (repeatable; default: the standard rows). Besides the listed rows, "
                         "any dumbbell-{N}x10G-{S}s (N Reno flows at 10 Gbit/s for S seconds) is accepted")
     b.add_argument("--large", action="store_true",
-                   help="also run the large rows (dumbbell-100000x10G-1s: minutes and several GB)")
+                   help="also run the large rows (dumbbell-100000x10G-1s: 5-20 s and ~0.9 GB of memory)")
     b.add_argument("--emulate", action="store_true",
                    help="benchmark the emulator instead (real time, needs root): scheduling error at 20 Mbit/s and "
                         "throughput up to 1 Gbit/s of 1500-byte packets (scenarios timing-20M, tput-100M, tput-200M, "

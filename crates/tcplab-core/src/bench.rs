@@ -17,8 +17,9 @@
 //!   pair, all opening at t = 0; a 10 Gbit/s bottleneck with 20 ms one-way delay,
 //!   100 Gbit/s access links with 1 ms, drop-tail of 1 BDP (RTT 44 ms: 10e9 * 0.044
 //!   / 8 / 1500 = 36,667 packets), S seconds simulated. The standard rows are
-//!   `dumbbell-10000x10G-2s` and, opt-in because it takes minutes,
-//!   `dumbbell-100000x10G-1s`; other sizes measure how cost scales with flows.
+//!   `dumbbell-10000x10G-2s` and, opt-in (`tcplab bench --large`) because it needs
+//!   ~0.9 GB and 5-20 s, `dumbbell-100000x10G-1s`; other sizes measure how cost
+//!   scales with flows (docs/validation.md, "Scaling with flows").
 
 use crate::scenario::Scenario;
 use serde_json::json;

@@ -28,7 +28,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use tcplab_core::metrics::{DropSeries, OwdSeries, QueueSeries};
 use tcplab_core::net::clocked::{ClockedLink, LinkModel, Step};
 use tcplab_core::net::packet::PacketId;
-use tcplab_core::net::queue::{DropCause, Verdict};
+use tcplab_core::net::queue::{DropCause, QueueDisc, Verdict};
 use tcplab_core::time::SimTime;
 
 /// A host as the engine sees it: its node and its TUN device.
@@ -304,7 +304,7 @@ impl<'p> Engine<'p> {
 
     fn trace_queue(&mut self, li: usize, t: u64) {
         if self.plan.record_queue[li] {
-            let q = self.links[li].link().queue.as_ref();
+            let q = &self.links[li].link().queue;
             let s = &mut self.queue;
             s.t_s.push(t as f64 * 1e-9);
             s.link.push(li as u32);

@@ -32,8 +32,8 @@
 
 use super::error::ErrorModel;
 use super::link::Link;
-use super::packet::{LinkId, NodeId, PacketId};
-use super::queue::{DropCause, EnqueueCtx, QueuedPacket, Verdict};
+use super::packet::{LinkId, NodeId, PacketId, NO_FLOW};
+use super::queue::{DropCause, EnqueueCtx, QueueDisc, QueuedPacket, Verdict};
 use crate::rng::RngStream;
 use crate::scenario::{default_queue, LinkParams};
 use crate::time::{Rate, SimTime};
@@ -88,7 +88,7 @@ impl ClockedLink {
         }
         let mut qcfg = p.queue.clone().unwrap_or_else(default_queue);
         qcfg.set_link_rate(p.rate);
-        let queue = qcfg.build().map_err(|e| format!("link '{name}' queue: {e}"))?;
+        let queue = qcfg.build_for_link().map_err(|e| format!("link '{name}' queue: {e}"))?;
         let error: Option<Box<dyn ErrorModel>> = match &p.error {
             None => None,
             Some(e) => Some(
@@ -122,7 +122,7 @@ impl LinkModel for ClockedLink {
         let link = &mut self.link;
         link.account(now);
         let mut ctx = EnqueueCtx { now, in_service_bytes: link.in_service.map(|p| p.size), rng: &mut link.queue_rng };
-        let verdict = link.queue.enqueue(QueuedPacket { id: pkt, size, dst: 0 }, &mut ctx);
+        let verdict = link.queue.enqueue(QueuedPacket { id: pkt, size, dst: 0, flow: NO_FLOW }, &mut ctx);
         match verdict {
             Verdict::Dropped(cause) => link.record_drop(cause),
             Verdict::Enqueued => {

@@ -29,7 +29,7 @@ use super::error::{ErrorModel, ErrorStats};
 use super::linklayer::{LinkLayer, LlStats};
 use super::mac::{Gate, Mac, MacStats};
 use super::packet::{LinkId, NodeId, PacketRef};
-use super::queue::{DropCause, Fifo, QueueDisc, QueuedPacket};
+use super::queue::{DropCause, Fifo, LinkQueue, QueueDisc, QueuedPacket};
 use crate::rng::RngStream;
 use crate::time::{Rate, SimDuration, SimTime};
 use super::head_deque::HeadDeque;
@@ -62,7 +62,7 @@ pub struct Link {
     pub to: NodeId,
     pub rate: Rate,
     pub delay: SimDuration,
-    pub queue: Box<dyn QueueDisc>,
+    pub queue: LinkQueue,
     pub error: Option<Box<dyn ErrorModel>>,
     pub queue_rng: RngStream,
     /// Packet being serialized.
@@ -106,7 +106,7 @@ impl Link {
         to: NodeId,
         rate: Rate,
         delay: SimDuration,
-        queue: Box<dyn QueueDisc>,
+        queue: LinkQueue,
         error: Option<Box<dyn ErrorModel>>,
         queue_rng: RngStream,
     ) -> Self {

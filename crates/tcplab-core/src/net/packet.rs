@@ -14,6 +14,9 @@ use crate::time::SimTime;
 
 pub type NodeId = u32;
 pub type FlowId = u32;
+/// The `flow` of packets that belong to no flow (link-layer ACKs, forward notices,
+/// redundancy; packets injected by the emulator).
+pub const NO_FLOW: FlowId = u32::MAX;
 pub type LinkId = u32;
 
 /// Index of a packet in the `PacketPool`.
@@ -21,7 +24,7 @@ pub type LinkId = u32;
 pub struct PacketId(pub u32);
 
 /// What the network carries of a packet from hop to hop: its pool id, its size on the
-/// wire and its destination node. Queues, transmitters and propagation pipes hold
+/// wire, its destination node and its flow. Queues, transmitters and propagation pipes hold
 /// this, so forwarding never reads the packet itself (its headers sit in the pool,
 /// usually out of cache by the time the packet reaches the next hop); only the
 /// endpoints do.
@@ -31,6 +34,7 @@ pub struct PacketRef {
     /// Bytes on the wire.
     pub size: u32,
     pub dst: NodeId,
+    pub flow: FlowId,
 }
 
 /// A SACK block [start, end) in sequence space (RFC 2018 §3).
@@ -196,12 +200,16 @@ impl PacketPool {
     }
     /// Stores `p` and returns the reference the network carries.
     pub fn alloc_ref(&mut self, p: Packet) -> PacketRef {
-        let (size, dst) = (p.size, p.dst);
-        PacketRef { id: self.alloc(p), size, dst }
+        let (size, dst, flow) = (p.size, p.dst, p.flow);
+        PacketRef { id: self.alloc(p), size, dst, flow }
     }
     pub fn free(&mut self, id: PacketId) {
         self.live -= 1;
         self.free.push(id.0);
+    }
+    /// Where packet `id` is stored (for prefetching; may point past the end).
+    pub fn slot_ptr(&self, id: PacketId) -> *const Packet {
+        self.slots.as_ptr().wrapping_add(id.0 as usize)
     }
     pub fn get(&self, id: PacketId) -> &Packet {
         &self.slots[id.0 as usize]

@@ -383,11 +383,11 @@ mod tests {
             for dst in 0..n as u32 {
                 r.prepare(dst);
             }
-            for at in 0..n {
-                for dst in 0..n {
+            for (at, row) in reference.iter().enumerate() {
+                for (dst, &want) in row.iter().enumerate() {
                     assert_eq!(
                         r.next_hop(at as u32, dst as u32),
-                        reference[at][dst],
+                        want,
                         "case {case}: next hop from n{at} to n{dst}; links {:?}",
                         g.links.iter().map(|l| (&l.from, &l.to, l.params.delay.0 / 1_000_000)).collect::<Vec<_>>()
                     );

@@ -15,7 +15,7 @@ use super::{Event, Simulation};
 use crate::net::link::Link;
 use crate::net::linklayer::{LinkContext, LlOutput};
 use crate::net::packet::{LinkFrameKind, LinkId, PacketId, PacketRef, Transport};
-use crate::net::queue::{DropCause, EnqueueCtx, Fifo, Verdict};
+use crate::net::queue::{DropCause, EnqueueCtx, Fifo, QueueDisc, Verdict};
 use crate::net::topology::Graph;
 use crate::scenario::{default_queue, FlowSpec, Scenario};
 use crate::time::SimTime;
@@ -194,7 +194,7 @@ impl Simulation {
         let link = &mut self.links[l as usize];
         let arrive = now + link.delay;
         if link.pipe.is_empty() {
-            self.sched.schedule(arrive, Event::Arrive(l));
+            self.sched.schedule(arrive, super::arrive_event(&self.routes, l, link.to, pkt));
         }
         link.pipe.push_back((arrive, pkt));
     }
@@ -275,7 +275,7 @@ impl Simulation {
     /// packet ids only).
     fn packet_ref(&self, id: PacketId) -> PacketRef {
         let p = self.pool.get(id);
-        PacketRef { id, size: p.size, dst: p.dst }
+        PacketRef { id, size: p.size, dst: p.dst, flow: p.flow }
     }
 
     /// Acts on what link `l`'s link layer produced: IP deliveries at the far end, IP

@@ -41,8 +41,10 @@ struct Entry<E> {
 
 impl<E> Entry<E> {
     #[inline(always)]
-    fn key(&self) -> (u64, u64) {
-        (self.time.0, self.seq)
+    fn key(&self) -> u128 {
+        // (time, seq) as one integer: one comparison, which compiles to a
+        // conditional move rather than a branch the CPU would mispredict half the time.
+        ((self.time.0 as u128) << 64) | self.seq as u128
     }
 }
 
@@ -193,10 +195,9 @@ impl<E: Copy> Scheduler<E> {
             let mut best_key = self.heap[first].key();
             for c in first + 1..end {
                 let k = self.heap[c].key();
-                if k < best_key {
-                    best = c;
-                    best_key = k;
-                }
+                let smaller = k < best_key;
+                best = if smaller { c } else { best };
+                best_key = if smaller { k } else { best_key };
             }
             if best_key >= key {
                 break;
@@ -205,6 +206,13 @@ impl<E: Copy> Scheduler<E> {
             i = best;
         }
         self.heap[i] = e;
+    }
+
+    /// The event at the top of the heap, which is (almost always) the next one to
+    /// pop: a hint for prefetching, nothing more.
+    #[inline]
+    pub fn next_hint(&self) -> Option<&E> {
+        self.heap.first().map(|e| &e.event)
     }
 
     /// Time of the earliest pending event.

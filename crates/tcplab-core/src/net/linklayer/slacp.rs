@@ -63,7 +63,7 @@
 use super::fec::{self, ErasureBlock};
 use super::{LinkContext, LinkLayer, LlOutput, LlStats};
 use crate::net::packet::{
-    BlockRef, FlowId, LinkFrame, LinkFrameKind, LinkId, NodeId, Packet, PacketId, PacketPool, Transport,
+    BlockRef, FlowId, LinkFrame, LinkFrameKind, LinkId, NodeId, Packet, PacketId, PacketPool, Transport, NO_FLOW,
 };
 use crate::net::queue::{EnqueueCtx, QueueDisc, QueuedPacket, Verdict};
 use crate::time::{SimDuration, SimTime};
@@ -72,8 +72,6 @@ use std::collections::{BTreeMap, VecDeque};
 
 /// Sequence numbers outstanding per channel, and the reach of an ACK's bitmap.
 pub const WINDOW: u64 = 256;
-/// The `flow` of frames that belong to no flow (ACKs, forward notices, redundancy).
-pub const NO_FLOW: FlowId = u32::MAX;
 
 fn yes() -> bool {
     true
@@ -385,7 +383,7 @@ impl Slacp {
             transport: Transport::Link(LinkFrame { link: self.link, channel, kind }),
             sent_at,
         });
-        QueuedPacket { id, size, dst: self.to }
+        QueuedPacket { id, size, dst: self.to, flow }
     }
 
     /// The live block a reference points to.
@@ -639,7 +637,7 @@ impl Slacp {
             }),
             sent_at: now,
         });
-        out.acks.push(QueuedPacket { id, size: self.p.ack_bytes, dst: self.from });
+        out.acks.push(QueuedPacket { id, size: self.p.ack_bytes, dst: self.from, flow: NO_FLOW });
         self.stats.acks_sent += 1;
     }
 

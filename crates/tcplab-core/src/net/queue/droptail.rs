@@ -116,7 +116,7 @@ mod tests {
     fn offer(q: &mut DropTail, size: u32, in_service: Option<u32>) -> Verdict {
         let mut rng = RngStream::new(0, "t");
         let mut ctx = EnqueueCtx { now: SimTime(0), in_service_bytes: in_service, rng: &mut rng };
-        q.enqueue(QueuedPacket { id: PacketId(0), size, dst: 0 }, &mut ctx)
+        q.enqueue(QueuedPacket { id: PacketId(0), size, dst: 0, flow: 0 }, &mut ctx)
     }
 
     fn q(limit: Limit, s: DropTailSemantics, cis: bool) -> DropTail {

@@ -495,6 +495,7 @@ mod tests {
             QueuedPacket {
                 id: PacketId(0),
                 dst: 0,
+                flow: 0,
                 size,
             },
             &mut ctx,
@@ -507,6 +508,7 @@ mod tests {
             q.fifo.push(QueuedPacket {
                 id: PacketId(0),
                 dst: 0,
+                flow: 0,
                 size,
             });
         }
@@ -762,6 +764,7 @@ mod tests {
         let pkt = QueuedPacket {
             id: PacketId(0),
             dst: 0,
+            flow: 0,
             size: 1500,
         };
         assert_eq!(c.enqueue(pkt, &mut ctx), Verdict::Enqueued);
