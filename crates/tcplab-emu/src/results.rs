@@ -18,6 +18,9 @@ use tcplab_core::metrics::{CwndSeries, Meta, RunResult};
 use tcplab_core::net::clocked::LinkModel;
 use tcplab_core::net::queue::DropCause;
 
+/// Linux's `TCP_INFINITE_SSTHRESH`: ssthresh not set yet.
+const TCP_INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
+
 /// What one flow's threads returned (one value per flow, moved once: size is no concern).
 #[allow(clippy::large_enum_variant)]
 pub enum FlowOutcome {
@@ -89,6 +92,11 @@ pub fn assemble(plan: &Plan, eng: &Engine<'_>, flows: Vec<FlowOutcome>, f: &RunF
                 t.spurious_syn_rtos.push(0);
                 t.frto_spurious.push(0);
                 t.final_cwnd_bytes.push(info.snd_cwnd as u64 * info.snd_mss as u64);
+                // The kernel reports an ssthresh never set as TCP_INFINITE_SSTHRESH (0x7fffffff).
+                t.final_ssthresh_bytes.push(
+                    (info.snd_ssthresh < TCP_INFINITE_SSTHRESH && info.snd_mss > 0)
+                        .then(|| info.snd_ssthresh as u64 * info.snd_mss as u64),
+                );
                 t.final_srtt_s.push((info.rtt > 0).then_some(info.rtt as f64 * 1e-6));
                 first_flight.push(w.first_flight);
                 cwnd_rows.extend(sender.series.into_iter().map(|row| (fp.id as u32, row)));
@@ -109,6 +117,7 @@ pub fn assemble(plan: &Plan, eng: &Engine<'_>, flows: Vec<FlowOutcome>, f: &RunF
                 u.owd_mean_s.push(any.then(|| sink.owd_sum_s / sink.delivered as f64));
                 u.owd_max_s.push(any.then_some(sink.owd_max_s));
                 u.jitter_s.push(any.then_some(sink.jitter_s));
+                u.pkts_out_of_order.push(sink.out_of_order);
             }
             _ => unreachable!("flow kinds match their threads"),
         }
@@ -162,6 +171,21 @@ pub fn assemble(plan: &Plan, eng: &Engine<'_>, flows: Vec<FlowOutcome>, f: &RunF
         let (taken, nonempty) = eng.busy[i];
         lt.busy_sample_fraction.push((taken > 0).then(|| nonempty as f64 / taken as f64));
         lt.realised_per.push(l.error.as_ref().map(|e| e.stats().per()));
+        // Layered links (MAC, link layer) are refused by the emulator: no such counters.
+        lt.mac.push(None);
+        lt.mac_slots_allocated.push(None);
+        lt.mac_requests.push(None);
+        lt.ll.push(None);
+        lt.ll_frames_sent.push(None);
+        lt.ll_frames_retransmitted.push(None);
+        lt.ll_fec_frames_sent.push(None);
+        lt.ll_fec_blocks.push(None);
+        lt.ll_fec_blocks_recovered.push(None);
+        lt.ll_frames_recovered.push(None);
+        lt.ll_frames_given_up.push(None);
+        lt.ll_residual_loss.push(None);
+        lt.ll_frames_corrupted.push(None);
+        lt.ll_acks_sent.push(None);
         if l.name == "bottleneck" {
             bottleneck_pkts = l.stats.tx_pkts;
         }

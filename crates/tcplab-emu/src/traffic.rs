@@ -471,6 +471,9 @@ pub struct UdpSinkResult {
     pub owd_sum_s: f64,
     pub owd_max_s: f64,
     pub jitter_s: f64,
+    /// Datagrams whose sequence number was not above every earlier one (reordered or
+    /// duplicated), as the simulator's `udp.pkts_out_of_order` counts them.
+    pub out_of_order: u64,
     pub error: Option<String>,
 }
 
@@ -486,6 +489,7 @@ pub fn udp_sink(sock: UdpSocket, ctl: Arc<Control>) -> UdpSinkResult {
     let mut res = UdpSinkResult::default();
     let mut buf = vec![0u8; 1 << 16];
     let mut last_transit: Option<f64> = None;
+    let mut highest_seq: Option<u64> = None;
     loop {
         if ctl.stop.load(Ordering::Relaxed) {
             break;
@@ -493,7 +497,13 @@ pub fn udp_sink(sock: UdpSocket, ctl: Arc<Control>) -> UdpSinkResult {
         match sock.recv(&mut buf) {
             Ok(n) if n >= UDP_STAMP as usize => {
                 let now = sys::mono_ns();
+                let seq = u64::from_be_bytes(buf[..8].try_into().unwrap());
                 let sent = u64::from_be_bytes(buf[8..16].try_into().unwrap());
+                if highest_seq.is_some_and(|h| seq <= h) {
+                    res.out_of_order += 1;
+                } else {
+                    highest_seq = Some(seq);
+                }
                 let owd = now.saturating_sub(sent) as f64 * 1e-9;
                 res.delivered += 1;
                 res.owd_sum_s += owd;
