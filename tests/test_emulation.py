@@ -438,6 +438,7 @@ def test_home_gateway_emulate_mode_puts_sim_and_kernel_side_by_side(tmp_path: Pa
         assert by.loc[(cc, "kernel"), "goodput_bps"] > 0.5e6  # the 1.5 Mbit/s line carried the bulk flow
     comp = pd.read_parquet(out / "comparison.parquet")
     assert {"goodput_bps", "voice_loss", "iowd_mean_s"} <= set(comp["metric"])
+    assert len(comp) == 2 * 7  # one row per TCP and metric: only configurations that ran
     F.validate(json.loads((out / "findings.json").read_text()))
     html = (out / "report.html").read_text()
     release = Path("/proc/sys/kernel/osrelease").read_text().strip()

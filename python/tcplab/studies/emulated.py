@@ -117,12 +117,15 @@ def comparison(runs: pd.DataFrame, config: Sequence[str], metrics: Sequence[Metr
     """
     keys = [*config, "rep"]
     rows = []
-    wide = runs.pivot_table(index=keys, columns="engine", values=[m.column for m in metrics], aggfunc="first",
-                            dropna=False)
+    # Only the combinations that ran (a pivot table would add every cross product of the keys).
+    cols = [m.column for m in metrics if m.column in runs]
+    wide = runs.set_index([*keys, "engine"])[cols].unstack("engine")
     for idx in wide.index:
         key = dict(zip(keys, idx if isinstance(idx, tuple) else (idx,)))
         for m in metrics:
             v = {e: float(wide.loc[idx, (m.column, e)]) if (m.column, e) in wide.columns else math.nan for e in ENGINES}
+            if all(math.isnan(x) for x in v.values()):
+                continue
             diff = v["kernel"] - v["sim"]
             rel = diff / abs(v["sim"]) if v["sim"] not in (0.0,) and math.isfinite(v["sim"]) else math.nan
             rows.append({**key, "metric": m.column, "label": m.label, "unit": m.unit, **v, "difference": diff,

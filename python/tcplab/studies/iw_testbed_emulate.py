@@ -248,8 +248,12 @@ class Definition(engine.StudyDefinition):
         if len(txns):
             keys = [k for k in CONFIG if k in txns]
             groups = list(txns.groupby(keys, sort=False))
-            fig, axes = R.figure(1, len(groups), 3.4 * len(groups), 3.0)
-            for ax, (key, part) in zip(axes[0], groups):
+            cols = min(4, len(groups))
+            rows = math.ceil(len(groups) / cols)
+            fig, axes = R.figure(rows, cols, 3.4 * cols, 2.8 * rows)
+            for ax in list(axes.flat)[len(groups):]:
+                ax.set_visible(False)
+            for ax, (key, part) in zip(axes.flat, groups):
                 for eng, style in (("seed-sim", ":"), ("sim", "--"), ("kernel", "-")):
                     u = part[(part["engine"] == eng) & (part["rep"] == 0)]["uct_s"].to_numpy(float)
                     R.step(ax, u[np.isfinite(u)], linestyle=style, label=eng)
@@ -257,7 +261,8 @@ class Definition(engine.StudyDefinition):
                 ax.set_title(f"{k['link']}, {k['opens']} open, {'bg' if k['bg'] else 'no bg'}, {k['iw'].upper()}",
                              fontsize=8)
                 ax.set_xlabel("UCT (s)")
-            axes[0][0].set_ylabel("CDF")
+            for row in axes:
+                row[0].set_ylabel("CDF")
             axes[0][0].legend(fontsize=7)
             figs.append({"stem": "uct_cdf", "section": "uct", **R.save(fig, fig_dir, "uct_cdf"),
                          "caption": "UCT CDFs of replication 0, per configuration: the simulator with the seed's kernel "
