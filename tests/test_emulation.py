@@ -460,3 +460,11 @@ def test_iw_testbed_emulate_mode_counts_the_same_transactions(tmp_path: Path) ->
     assert runs.loc["kernel", "n_finished"] >= 0.95 * runs.loc["kernel", "n_txn"]
     html = (tmp_path / "iwt" / "report.html").read_text()
     assert "tcp.initial_rto 3s -&gt; 1s" in html and "uct_cdf.png" in html and "sim_vs_kernel.png" in html
+
+
+def test_emulate_mode_is_refused_for_a_study_without_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["study", "iw-irto", "--mode", "emulate", "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err
+    assert "study iw-irto has no emulate mode" in err and "home-gateway, iw-testbed" in err
+    assert main(["study", "home-gateway", "--mode", "emulate", "--set", "fine_reps=2", "--out", str(tmp_path / "y")]) == 2
+    assert "ps_limits" in capsys.readouterr().err  # emulate mode takes its own parameters
