@@ -14,8 +14,9 @@ Tables and columns (times in seconds, rates in bit/s, sizes in bytes):
   retransmits, fast_retransmits, rtos, spurious_rtos, syn_retransmits.
 - ``udp``: flow_id, name, group, src, dst, pkts_sent, pkts_delivered, pkts_lost,
   owd_mean_s, owd_max_s, jitter_s.
-- ``queues``: link, enq_pkts, enq_bytes, drops_overflow, drops_early, drops_forced,
-  drops_corruption, occ_mean_pkts, occ_max_pkts, occ_mean_bytes, occ_max_bytes.
+- ``queues``: link, enq_pkts, enq_bytes, drops_overflow, drops_early (AQM drops: RED,
+  CoDel, PIE), drops_forced, drops_corruption, ce_marks (ECN CE marks instead of
+  drops), occ_mean_pkts, occ_max_pkts, occ_mean_bytes, occ_max_bytes.
 - ``links``: link, rate_bps, delay_s, tx_pkts, tx_bytes, utilisation,
   busy_sample_fraction, realised_per.
 - series (only when recorded): ``cwnd`` (t_s, flow_id, cwnd_bytes, ssthresh_bytes,
@@ -66,7 +67,7 @@ COLUMNS: dict[str, dict[str, str]] = {
     },
     "queues": {
         "link": _S, "enq_pkts": _I, "enq_bytes": _I, "drops_overflow": _I, "drops_early": _I,
-        "drops_forced": _I, "drops_corruption": _I, "occ_mean_pkts": _F, "occ_max_pkts": _F,
+        "drops_forced": _I, "drops_corruption": _I, "ce_marks": _I, "occ_mean_pkts": _F, "occ_max_pkts": _F,
         "occ_mean_bytes": _F, "occ_max_bytes": _F,
     },
     "links": {

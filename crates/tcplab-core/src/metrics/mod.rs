@@ -75,6 +75,8 @@ pub struct QueueTable {
     pub drops_early: Vec<u64>,
     pub drops_forced: Vec<u64>,
     pub drops_corruption: Vec<u64>,
+    /// Packets marked CE (RFC 3168) by the queue instead of dropped.
+    pub ce_marks: Vec<u64>,
     /// Time-weighted mean occupancy (waiting packets, not the one in service).
     pub occ_mean_pkts: Vec<f64>,
     pub occ_max_pkts: Vec<u32>,

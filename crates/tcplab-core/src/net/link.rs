@@ -12,7 +12,7 @@
 
 use super::error::ErrorModel;
 use super::packet::{LinkId, NodeId, PacketId};
-use super::queue::{DropCause, QueueDisc};
+use super::queue::{DropCause, QueueDisc, QueuedPacket};
 use crate::rng::RngStream;
 use crate::time::{Rate, SimDuration, SimTime};
 use std::collections::VecDeque;
@@ -36,6 +36,8 @@ pub struct LinkStats {
     /// Samples taken and samples with a non-empty queue (seed 001's metric).
     pub busy_samples: u64,
     pub nonempty_samples: u64,
+    /// Packets this link's queue marked CE (RFC 3168) instead of dropping.
+    pub ce_marks: u64,
 }
 
 pub struct Link {
@@ -54,6 +56,9 @@ pub struct Link {
     /// Packets propagating: (arrival time, packet).
     pub pipe: VecDeque<(SimTime, PacketId)>,
     pub stats: LinkStats,
+    /// Packets the queue dropped other than an arriving one (AQM head drops), kept
+    /// between calls so that dropping allocates nothing.
+    pub aqm_drops: Vec<(QueuedPacket, DropCause)>,
 }
 
 impl Link {
@@ -83,6 +88,7 @@ impl Link {
             busy_since: SimTime::ZERO,
             pipe: VecDeque::with_capacity(64),
             stats: LinkStats::default(),
+            aqm_drops: Vec::with_capacity(64),
         }
     }
 

@@ -33,6 +33,25 @@ pub const MAX_SACK_BLOCKS: usize = 4;
 pub const FLAG_SYN: u8 = 0x01;
 pub const FLAG_ACK: u8 = 0x02;
 pub const FLAG_FIN: u8 = 0x04;
+/// ECN-Echo (RFC 3168 §6.1): on an ACK, "a CE packet was received"; on a SYN,
+/// together with CWR, "I want ECN".
+pub const FLAG_ECE: u8 = 0x08;
+/// Congestion Window Reduced (RFC 3168 §6.1.2): the sender has reduced its window.
+pub const FLAG_CWR: u8 = 0x10;
+
+/// The ECN field of the IP header (RFC 3168 §5).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Ecn {
+    /// 00: the transport is not ECN-capable; an AQM must drop, not mark.
+    #[default]
+    NotEct,
+    /// 01: ECN-capable transport, codepoint ECT(1) (L4S, RFC 9331).
+    Ect1,
+    /// 10: ECN-capable transport, codepoint ECT(0) (what RFC 3168 senders set).
+    Ect0,
+    /// 11: Congestion Experienced, set by a queue instead of dropping.
+    Ce,
+}
 
 /// The TCP header fields the simulator models.
 #[derive(Clone, Copy, Debug, Default)]
@@ -69,6 +88,12 @@ impl TcpHeader {
     pub fn has_ack(&self) -> bool {
         self.flags & FLAG_ACK != 0
     }
+    pub fn is_ece(&self) -> bool {
+        self.flags & FLAG_ECE != 0
+    }
+    pub fn is_cwr(&self) -> bool {
+        self.flags & FLAG_CWR != 0
+    }
     pub fn sack_blocks(&self) -> &[SackBlock] {
         &self.sack[..self.nsack as usize]
     }
@@ -93,6 +118,8 @@ pub struct Packet {
     pub transport: Transport,
     /// When the sender handed the packet to its first link (for one-way delay).
     pub sent_at: SimTime,
+    /// The IP ECN field (RFC 3168 §5): set by the sender, CE-marked by queues.
+    pub ecn: Ecn,
 }
 
 impl Packet {

@@ -11,8 +11,8 @@ use crate::cc::{self, Window};
 use crate::metrics::{Digest, RunResult};
 use crate::net::error::ErrorModel;
 use crate::net::link::Link;
-use crate::net::packet::{FlowId, LinkId, NodeId, Packet, PacketId, PacketPool, Transport};
-use crate::net::queue::{DropCause, EnqueueCtx, QueuedPacket, Verdict};
+use crate::net::packet::{Ecn, FlowId, LinkId, NodeId, Packet, PacketId, PacketPool, Transport};
+use crate::net::queue::{DequeueCtx, DropCause, EnqueueCtx, QueuedPacket, Verdict};
 use crate::net::topology;
 use crate::rng::RngStream;
 use crate::scenario::{default_queue, FlowSpec, Interval, Scenario};
@@ -117,7 +117,8 @@ impl Simulation {
         for (i, l) in graph.links.iter().enumerate() {
             let mut qcfg = l.params.queue.clone().unwrap_or_else(default_queue);
             qcfg.set_link_rate(l.params.rate);
-            let queue = qcfg.build().map_err(|e| format!("link '{}' queue: {e}", l.name))?;
+            let hash_seed = RngStream::new(seed, &format!("link:{}:flow_hash", l.name)).next_u64();
+            let queue = qcfg.build(hash_seed).map_err(|e| format!("link '{}' queue: {e}", l.name))?;
             let error: Option<Box<dyn ErrorModel>> = match &l.params.error {
                 None => None,
                 Some(e) => Some(
@@ -341,32 +342,65 @@ impl Simulation {
     }
 
     fn enqueue(&mut self, l: LinkId, pkt: PacketId, now: SimTime) {
-        let size = self.pool.get(pkt).size;
+        let p = self.pool.get(pkt);
+        // The flow key stands for the 5-tuple: flow id (ports) and both end nodes.
+        let flow_key = ((p.flow as u64) << 40) ^ ((p.src as u64) << 20) ^ p.dst as u64;
+        let queued = QueuedPacket { id: pkt, size: p.size, flow_key, enqueued_at: now, ecn: p.ecn };
         let link = &mut self.links[l as usize];
         link.account(now);
         let mut ctx = EnqueueCtx {
             now,
             in_service_bytes: link.in_service.map(|(_, s)| s),
             rng: &mut link.queue_rng,
+            dropped: &mut link.aqm_drops,
         };
-        match link.queue.enqueue(QueuedPacket { id: pkt, size }, &mut ctx) {
+        match link.queue.enqueue(queued, &mut ctx) {
             Verdict::Dropped(cause) => {
                 link.record_drop(cause);
                 self.on_drop(l, pkt, cause, now);
             }
             Verdict::Enqueued => {
                 link.stats.enq_pkts += 1;
-                link.stats.enq_bytes += size as u64;
+                link.stats.enq_bytes += queued.size as u64;
                 if link.in_service.is_none() {
-                    if let Some(q) = link.queue.dequeue(now) {
-                        let done = link.start_tx(q.id, q.size, now);
-                        self.sched.schedule(done, Event::TxDone(l));
-                    }
+                    self.start_next_tx(l, now);
                 }
-                link.note_occupancy_max();
+                self.links[l as usize].note_occupancy_max();
                 self.trace_queue(l, now);
             }
         }
+        self.flush_aqm_drops(l, now);
+    }
+
+    /// Takes the link's next packet from its queue and starts serializing it. A CE
+    /// mark the queue set is written into the packet (and counted once).
+    fn start_next_tx(&mut self, l: LinkId, now: SimTime) {
+        let link = &mut self.links[l as usize];
+        let mut ctx = DequeueCtx { now, dropped: &mut link.aqm_drops };
+        if let Some(q) = link.queue.dequeue(&mut ctx) {
+            if q.ecn == Ecn::Ce {
+                let p = self.pool.get_mut(q.id);
+                if p.ecn != Ecn::Ce {
+                    p.ecn = Ecn::Ce;
+                    link.stats.ce_marks += 1;
+                }
+            }
+            let done = link.start_tx(q.id, q.size, now);
+            self.sched.schedule(done, Event::TxDone(l));
+        }
+    }
+
+    /// Frees and records the packets a queue dropped besides an arriving one.
+    fn flush_aqm_drops(&mut self, l: LinkId, now: SimTime) {
+        if self.links[l as usize].aqm_drops.is_empty() {
+            return;
+        }
+        let mut drops = std::mem::take(&mut self.links[l as usize].aqm_drops);
+        for (p, cause) in drops.drain(..) {
+            self.links[l as usize].record_drop(cause);
+            self.on_drop(l, p.id, cause, now);
+        }
+        self.links[l as usize].aqm_drops = drops;
     }
 
     fn on_tx_done(&mut self, l: LinkId, now: SimTime) {
@@ -377,10 +411,8 @@ impl Simulation {
             None => false,
         };
         link.account(now);
-        if let Some(q) = link.queue.dequeue(now) {
-            let done = link.start_tx(q.id, q.size, now);
-            self.sched.schedule(done, Event::TxDone(l));
-        }
+        self.start_next_tx(l, now);
+        let link = &mut self.links[l as usize];
         if lost {
             link.record_drop(DropCause::Corruption);
             self.on_drop(l, pkt, DropCause::Corruption, now);
@@ -391,6 +423,7 @@ impl Simulation {
             }
             link.pipe.push_back((arrive, pkt));
         }
+        self.flush_aqm_drops(l, now);
         self.trace_queue(l, now);
     }
 
@@ -514,6 +547,7 @@ impl Simulation {
                 size: seg.size,
                 transport: Transport::Tcp { hdr: seg.hdr, to_receiver: data_dir },
                 sent_at: now,
+                ecn: Ecn::NotEct,
             });
             self.forward(from, pkt, now);
         }
@@ -601,6 +635,7 @@ impl Simulation {
             size: u.size,
             transport: Transport::Udp { seq: u.seq },
             sent_at: now,
+            ecn: Ecn::NotEct,
         });
         u.seq += 1;
         u.sent += 1;
@@ -688,6 +723,7 @@ impl Simulation {
             q.drops_early.push(l.stats.drops[DropCause::Early as usize]);
             q.drops_forced.push(l.stats.drops[DropCause::Forced as usize]);
             q.drops_corruption.push(l.stats.drops[DropCause::Corruption as usize]);
+            q.ce_marks.push(l.stats.ce_marks);
             let t_ns = end.0.max(1) as f64;
             q.occ_mean_pkts.push(l.stats.occ_pkt_ns as f64 / t_ns);
             q.occ_max_pkts.push(l.stats.occ_max_pkts);

@@ -8,22 +8,59 @@
 //! arriving packet against `qlim_`, which amounts to counting the one in service).
 //!
 //! Disciplines: `droptail` (packet-slot, fixed-byte strict, fixed-byte loose; seed
-//! 003) and `red` (ns-2 RED, byte mode; seed 000).
+//! 003), `red` (ns-2 RED, byte mode; seed 000), and the AQMs of a current Linux
+//! kernel: `codel` (RFC 8289), `fq_codel` (RFC 8290) and `pie` (RFC 8033).
+//!
+//! Active queue management may act at dequeue (CoDel drops from the head) and may drop
+//! packets other than the arriving one (FQ-CoDel drops from its fattest flow when
+//! full). Both contexts therefore carry a `dropped` list the discipline appends to;
+//! the link frees those packets and counts them. ECN marking (RFC 3168 §5) sets the
+//! `ecn` field of the stored `QueuedPacket` to CE; the link copies it into the packet
+//! when it leaves the queue.
 
+pub mod codel;
 pub mod droptail;
+pub mod fq_codel;
+pub mod pie;
 pub mod red;
 
-use crate::net::packet::PacketId;
+use crate::net::packet::{Ecn, PacketId};
 use crate::rng::RngStream;
 use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
-/// A packet waiting in a queue: its pool id and its size in bytes.
+/// A packet waiting in a queue: its pool id, size in bytes, and what AQMs read from it
+/// (its flow, its arrival time at this queue, its IP ECN field).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct QueuedPacket {
     pub id: PacketId,
     pub size: u32,
+    /// Identifies the transport flow and direction (the simulator's 5-tuple), for
+    /// flow-queuing disciplines. Equal for all packets of one flow in one direction.
+    pub flow_key: u64,
+    /// When the packet was offered to this queue (CoDel's and PIE's timestamp).
+    pub enqueued_at: SimTime,
+    /// The IP ECN field; a discipline that marks sets it to `Ecn::Ce`.
+    pub ecn: Ecn,
+}
+
+impl QueuedPacket {
+    /// A Not-ECT packet of flow 0 offered at time 0 (tests and simple callers).
+    pub fn new(id: PacketId, size: u32) -> Self {
+        QueuedPacket { id, size, flow_key: 0, enqueued_at: SimTime::ZERO, ecn: Ecn::NotEct }
+    }
+
+    /// RFC 3168 §5: marks CE if the packet is ECN-capable (ECT(0), ECT(1) or already
+    /// CE) and returns whether it is now CE; a Not-ECT packet must be dropped instead.
+    /// Linux `INET_ECN_set_ce`.
+    pub fn try_mark_ce(&mut self) -> bool {
+        if self.ecn == Ecn::NotEct {
+            return false;
+        }
+        self.ecn = Ecn::Ce;
+        true
+    }
 }
 
 /// Why a queue refused a packet.
@@ -32,7 +69,8 @@ pub struct QueuedPacket {
 pub enum DropCause {
     /// The buffer limit was reached (tail drop, or RED's physical limit).
     Overflow,
-    /// RED's probabilistic early drop (min_th <= avg < max_th).
+    /// An AQM's early drop: RED's probabilistic drop (min_th <= avg < max_th),
+    /// CoDel's control-law drop at dequeue, PIE's random drop.
     Early,
     /// RED's forced drop (avg >= max_th, or >= 2 max_th when gentle).
     Forced,
@@ -62,8 +100,19 @@ pub struct EnqueueCtx<'a> {
     pub now: SimTime,
     /// Size of the packet the link is serializing right now, if any.
     pub in_service_bytes: Option<u32>,
-    /// The queue's own random substream (RED's drop decisions).
+    /// The queue's own random substream (RED's and PIE's drop decisions).
     pub rng: &'a mut RngStream,
+    /// Packets already queued that the discipline drops to make room (FQ-CoDel's
+    /// fattest-flow drop), with the cause. The arriving packet's own fate is the
+    /// `Verdict`, unless it is itself in this list.
+    pub dropped: &'a mut Vec<(QueuedPacket, DropCause)>,
+}
+
+/// What the link tells a queue when it asks for the next packet.
+pub struct DequeueCtx<'a> {
+    pub now: SimTime,
+    /// Packets the discipline drops at dequeue (CoDel's head drops), with the cause.
+    pub dropped: &'a mut Vec<(QueuedPacket, DropCause)>,
 }
 
 /// The result of offering a packet to a queue.
@@ -78,7 +127,7 @@ pub trait QueueDisc: Send {
     /// Offers a packet; the queue either stores it or says why it dropped it.
     fn enqueue(&mut self, pkt: QueuedPacket, ctx: &mut EnqueueCtx<'_>) -> Verdict;
     /// Hands over the next packet, or `None` when empty (the link is then idle).
-    fn dequeue(&mut self, now: SimTime) -> Option<QueuedPacket>;
+    fn dequeue(&mut self, ctx: &mut DequeueCtx<'_>) -> Option<QueuedPacket>;
     /// Packets waiting (not counting the one in service).
     fn len_packets(&self) -> u32;
     /// Bytes waiting (not counting the one in service).
@@ -120,6 +169,10 @@ impl Fifo {
         self.bytes -= p.size as u64;
         Some(p)
     }
+    /// The packet at the head, without removing it.
+    pub fn front(&self) -> Option<&QueuedPacket> {
+        self.q.front()
+    }
     pub fn len(&self) -> u32 {
         self.q.len() as u32
     }
@@ -137,6 +190,9 @@ impl Fifo {
 pub enum QueueConfig {
     DropTail(droptail::DropTailParams),
     Red(red::RedParams),
+    Codel(codel::CodelParams),
+    FqCodel(fq_codel::FqCodelParams),
+    Pie(pie::PieParams),
 }
 
 impl QueueConfig {
@@ -148,10 +204,15 @@ impl QueueConfig {
     }
 
     /// Builds the discipline, or explains which parameter is impossible.
-    pub fn build(&self) -> Result<Box<dyn QueueDisc>, String> {
+    /// `hash_seed` perturbs flow hashing (FQ-CoDel); the link derives it from the
+    /// run seed so that results are reproducible.
+    pub fn build(&self, hash_seed: u64) -> Result<Box<dyn QueueDisc>, String> {
         match self {
             QueueConfig::DropTail(p) => Ok(Box::new(droptail::DropTail::new(p.clone())?)),
             QueueConfig::Red(p) => Ok(Box::new(red::Red::new(p.clone())?)),
+            QueueConfig::Codel(p) => Ok(Box::new(codel::Codel::new(p)?)),
+            QueueConfig::FqCodel(p) => Ok(Box::new(fq_codel::FqCodel::new(p, hash_seed)?)),
+            QueueConfig::Pie(p) => Ok(Box::new(pie::Pie::new(p)?)),
         }
     }
 }

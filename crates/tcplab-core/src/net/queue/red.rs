@@ -78,7 +78,7 @@
 //!   dequeues do not restart it. ns-2 restarts it on every empty `deque()`, but its
 //!   link calls `deque()` only once per idle period.
 
-use super::{DropCause, EnqueueCtx, Fifo, Limit, QueueDisc, QueuedPacket, Verdict};
+use super::{DequeueCtx, DropCause, EnqueueCtx, Fifo, Limit, QueueDisc, QueuedPacket, Verdict};
 use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
 
@@ -418,7 +418,8 @@ impl QueueDisc for Red {
         }
     }
 
-    fn dequeue(&mut self, now: SimTime) -> Option<QueuedPacket> {
+    fn dequeue(&mut self, ctx: &mut DequeueCtx<'_>) -> Option<QueuedPacket> {
+        let now = ctx.now;
         let p = self.fifo.pop();
         if p.is_some() {
             self.idle = false;
@@ -490,16 +491,15 @@ mod tests {
     }
 
     fn offer(q: &mut Red, size: u32, now: SimTime, rng: &mut RngStream) -> Verdict {
+        let mut dropped = Vec::new();
         let mut ctx = EnqueueCtx {
             now,
             in_service_bytes: None,
             rng,
+            dropped: &mut dropped,
         };
         q.enqueue(
-            QueuedPacket {
-                id: PacketId(0),
-                size,
-            },
+            QueuedPacket::new(PacketId(0), size),
             &mut ctx,
         )
     }
@@ -507,10 +507,7 @@ mod tests {
     /// Fills the queue with `n` packets of `size` without touching avg or count.
     fn prefill(q: &mut Red, n: u32, size: u32) {
         for _ in 0..n {
-            q.fifo.push(QueuedPacket {
-                id: PacketId(0),
-                size,
-            });
+            q.fifo.push(QueuedPacket::new(PacketId(0), size));
         }
     }
 
@@ -556,12 +553,12 @@ mod tests {
             .unwrap();
             let mut rng = RngStream::new(1, "red");
             offer(&mut q, 1500, SimTime::ZERO, &mut rng);
-            assert!(q.dequeue(SimTime::ZERO).is_some());
+            assert!(q.dequeue(&mut DequeueCtx { now: SimTime::ZERO, dropped: &mut Vec::new() }).is_some());
             q.avg = 5.0;
             // The transmitter goes idle at t = 1 ms (a second empty poll does not
             // restart the idle period).
-            assert!(q.dequeue(SimTime(1_000_000)).is_none());
-            assert!(q.dequeue(SimTime(5_000_000)).is_none());
+            assert!(q.dequeue(&mut DequeueCtx { now: SimTime(1_000_000), dropped: &mut Vec::new() }).is_none());
+            assert!(q.dequeue(&mut DequeueCtx { now: SimTime(5_000_000), dropped: &mut Vec::new() }).is_none());
             offer(&mut q, 1500, SimTime(11_000_000), &mut rng);
             let got = q.average().unwrap();
             if integer {
@@ -756,15 +753,14 @@ mod tests {
             ..pkt_params()
         })
         .unwrap();
+        let mut dropped = Vec::new();
         let mut ctx = EnqueueCtx {
             now: SimTime::ZERO,
             in_service_bytes: Some(1500),
             rng: &mut rng,
+            dropped: &mut dropped,
         };
-        let pkt = QueuedPacket {
-            id: PacketId(0),
-            size: 1500,
-        };
+        let pkt = QueuedPacket::new(PacketId(0), 1500);
         assert_eq!(c.enqueue(pkt, &mut ctx), Verdict::Enqueued);
         assert_eq!(c.enqueue(pkt, &mut ctx), Verdict::Enqueued);
         assert_eq!(
@@ -949,7 +945,7 @@ mod tests {
         let QueueConfig::Red(p) = &cfg else { panic!() };
         assert!(p.bytes && p.queue_in_bytes && p.gentle && p.wait);
         assert_eq!((p.q_weight, p.max_p, p.idle_pktsize), (0.002, 0.1, None));
-        assert!(cfg.build().is_ok());
+        assert!(cfg.build(0).is_ok());
         let bad = serde_json::from_str::<QueueConfig>(
             r#"{"kind": "red", "limit": {"packets": 50}, "linterm": 10}"#,
         );
@@ -957,6 +953,6 @@ mod tests {
         // Without the link rate the build explains what is missing.
         let cfg: QueueConfig =
             serde_json::from_str(r#"{"kind": "red", "limit": {"packets": 50}}"#).unwrap();
-        assert!(cfg.build().err().unwrap().contains("link_rate_bps"));
+        assert!(cfg.build(0).err().unwrap().contains("link_rate_bps"));
     }
 }
