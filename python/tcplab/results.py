@@ -11,7 +11,8 @@ Tables and columns (times in seconds, rates in bit/s, sizes in bytes):
 - ``flows``: flow_id, name, group, cc, src, dst, start_s, established_s,
   completed_s, elapsed_s (completion - start, handshake included; NaN if not
   completed), bytes_target (<NA> for bulk), bytes_delivered, goodput_bps, segs_sent,
-  retransmits, fast_retransmits, rtos, spurious_rtos, syn_retransmits.
+  retransmits, fast_retransmits, rtos, spurious_rtos, syn_retransmits, ecn_reductions
+  (window reductions on ECN-Echo).
 - ``udp``: flow_id, name, group, src, dst, pkts_sent, pkts_delivered, pkts_lost,
   owd_mean_s, owd_max_s, jitter_s.
 - ``queues``: link, enq_pkts, enq_bytes, drops_overflow, drops_early (AQM drops: RED,
@@ -59,7 +60,7 @@ COLUMNS: dict[str, dict[str, str]] = {
         "start_s": _F, "established_s": _F, "completed_s": _F, "elapsed_s": _F,
         "bytes_target": _NI, "bytes_delivered": _I, "goodput_bps": _F, "segs_sent": _I,
         "retransmits": _I, "fast_retransmits": _I, "rtos": _I, "spurious_rtos": _I,
-        "syn_retransmits": _I,
+        "syn_retransmits": _I, "ecn_reductions": _I,
     },
     "udp": {
         "flow_id": _I, "name": _S, "group": _S, "src": _S, "dst": _S, "pkts_sent": _I,
@@ -121,7 +122,7 @@ def _column(values: list[Any], dtype: str) -> pd.Series:
 
 
 #: Sender congestion states by the core's code (cc/mod.rs ``CaState::code``).
-CA_STATES = {0: "open", 1: "recovery", 2: "loss"}
+CA_STATES = {0: "open", 1: "recovery", 2: "loss", 3: "cwr"}
 
 
 def _named_codes(series: dict[str, Any], link_names: list[str] | None) -> dict[str, Any]:

@@ -43,6 +43,8 @@ pub struct FlowTable {
     pub spurious_syn_rtos: Vec<u64>,
     /// Spurious RTOs detected by F-RTO at the sender.
     pub frto_spurious: Vec<u64>,
+    /// Window reductions in response to ECN-Echo (RFC 3168 CWR episodes).
+    pub ecn_reductions: Vec<u64>,
     pub final_cwnd_bytes: Vec<u64>,
     pub final_srtt_s: Vec<Option<f64>>,
 }

@@ -166,8 +166,10 @@ impl Simulation {
                     let cfg = t.tcp.resolve().map_err(|e| format!("{ctx}: {e}"))?;
                     let w = Window::new(cfg.iw.bytes(cfg.mss), u64::MAX, cfg.mss, cfg.byte_counting, cfg.abc_limit);
                     let cc = cc::build(&t.cc, &w).map_err(|e| format!("{ctx}.cc: {e}"))?;
+                    let per_packet_ce_echo = cc.needs_ecn();
                     let sender = TcpSender::new(cfg.clone(), cc, t.bytes, None);
-                    let receiver = TcpReceiver::new(&cfg);
+                    let mut receiver = TcpReceiver::new(&cfg);
+                    receiver.set_per_packet_ce_echo(per_packet_ce_echo);
                     if t.bytes.is_some() {
                         unfinished += 1;
                     } else if t.stop.is_none() {
@@ -547,7 +549,7 @@ impl Simulation {
                 size: seg.size,
                 transport: Transport::Tcp { hdr: seg.hdr, to_receiver: data_dir },
                 sent_at: now,
-                ecn: Ecn::NotEct,
+                ecn: seg.ecn,
             });
             self.forward(from, pkt, now);
         }
@@ -582,7 +584,7 @@ impl Simulation {
                     o.flow_id.push(p.flow);
                     o.owd_s.push(now.since(p.sent_at).as_secs_f64());
                 }
-                let arrival = t.receiver.on_segment(&hdr, now, &mut self.outbox);
+                let arrival = t.receiver.on_segment_ecn(&hdr, p.ecn, now, &mut self.outbox);
                 if arrival.finished && t.completed.is_none() {
                     t.completed = Some(now);
                     self.unfinished -= 1;
@@ -692,6 +694,7 @@ impl Simulation {
                     ft.syn_retransmits.push(s.syn_retransmits);
                     ft.spurious_syn_rtos.push(t.spurious_syn_rtos);
                     ft.frto_spurious.push(s.frto_spurious);
+                    ft.ecn_reductions.push(s.ecn_reductions);
                     ft.final_cwnd_bytes.push(t.sender.w.cwnd);
                     ft.final_srtt_s.push(t.sender.rtt().srtt().map(|d| d.as_secs_f64()));
                 }

@@ -99,6 +99,11 @@ pub struct TcpConfig {
     pub cbi_ssthresh_reuse: bool,
     /// Linux sends a FIN even when cwnd is full ("IW10 is really IW11", seed 001).
     pub fin_ignores_cwnd: bool,
+    /// Request ECN on the SYN (RFC 3168 §6.1.1; Linux `net.ipv4.tcp_ecn = 1`). The
+    /// receiver always accepts a request (Linux's default `tcp_ecn = 2`), and a
+    /// congestion control that needs ECN (DCTCP) requests it regardless.
+    #[serde(default)]
+    pub ecn: bool,
 }
 
 /// A scenario's TCP settings: a profile name plus per-knob overrides.
@@ -129,6 +134,7 @@ pub struct TcpSpec {
     pub window_scaling: Option<bool>,
     pub cbi_ssthresh_reuse: Option<bool>,
     pub fin_ignores_cwnd: Option<bool>,
+    pub ecn: Option<bool>,
 }
 
 /// Names of the built-in profiles, in the order `tcplab list` shows them.
@@ -172,6 +178,7 @@ impl TcpConfig {
             window_scaling: true,
             cbi_ssthresh_reuse: false,
             fin_ignores_cwnd: false,
+            ecn: false,
         };
         Ok(match name {
             "linux" => linux,
@@ -264,7 +271,7 @@ impl TcpSpec {
             mss, header_bytes, iw, initial_rto, min_rto, max_rto, syn_retries, sack,
             dupack_threshold, limited_transmit, frto, byte_counting, abc_limit, delayed_ack,
             delack_timeout, delack_segments, daass, rcv_buffer, window_scaling,
-            cbi_ssthresh_reuse, fin_ignores_cwnd
+            cbi_ssthresh_reuse, fin_ignores_cwnd, ecn
         );
         if self.initial_ssthresh.is_some() {
             c.initial_ssthresh = self.initial_ssthresh;

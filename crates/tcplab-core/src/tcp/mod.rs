@@ -12,7 +12,7 @@ pub mod rtt;
 pub mod scoreboard;
 pub mod sender;
 
-use crate::net::packet::TcpHeader;
+use crate::net::packet::{Ecn, TcpHeader};
 use crate::time::SimTime;
 
 /// Timers of a TCP connection.
@@ -26,11 +26,13 @@ pub enum TimerKind {
     Pacing,
 }
 
-/// A segment an endpoint wants to send: the header and its size on the wire.
+/// A segment an endpoint wants to send: the header, its size on the wire and the
+/// ECN field of its IP header (RFC 3168 §5).
 #[derive(Clone, Copy, Debug)]
 pub struct Segment {
     pub hdr: TcpHeader,
     pub size: u32,
+    pub ecn: Ecn,
 }
 
 /// What an endpoint call produced.

@@ -16,10 +16,20 @@
 //!   recently received segment, the rest repeat the most recently reported blocks.
 //! - The advertised window is the receive buffer less the out-of-order bytes held,
 //!   capped at 65 535 bytes without window scaling (RFC 7323 §2).
+//! - ECN (RFC 3168 §6.1.1, §6.1.3): a SYN with ECE and CWR is answered with ECE (the
+//!   receiver accepts ECN, Linux `tcp_ecn = 2`). On an ECN-capable connection a
+//!   CE-marked data segment makes every following ACK carry ECE until a data segment
+//!   with CWR arrives; the first CE of such a run is ACKed at once, and the next
+//!   segment too (Linux `tcp_enter_quickack_mode(sk, 2)`), and a segment with CWR is
+//!   ACKed at once (Linux `tcp_ecn_accept_cwr`).
+//! - DCTCP feedback (RFC 8257 §3.2, Linux `dctcp_ece_ack_update`), when the flow's
+//!   congestion control needs ECN: ECE reflects the CE state of the latest data
+//!   segment exactly. When that state changes, an ACK delayed so far is sent first
+//!   with the old ECE value, and the segment that changed it is ACKed at once.
 
 use super::config::TcpConfig;
 use super::{LazyTimer, Outbox, Segment, TimerKind};
-use crate::net::packet::{SackBlock, TcpHeader, FLAG_ACK, FLAG_SYN};
+use crate::net::packet::{Ecn, SackBlock, TcpHeader, FLAG_ACK, FLAG_ECE, FLAG_SYN};
 use crate::time::{SimDuration, SimTime};
 
 /// SACK blocks per ACK.
@@ -57,6 +67,15 @@ pub struct TcpReceiver {
     fin_seq: Option<u64>,
     delivered: u64,
     acks_sent: u64,
+    /// ECN negotiated (the SYN asked for it).
+    ecn_ok: bool,
+    /// Echo ECE on every ACK (RFC 3168 `TCP_ECN_DEMAND_CWR`).
+    demand_cwr: bool,
+    /// Segments still to ACK at once after a CE (Linux quick-ACK mode).
+    quick_acks: u32,
+    /// DCTCP per-packet CE echo (RFC 8257 §3.2) and the CE state of the last segment.
+    per_packet_ce_echo: bool,
+    ce_state: bool,
 }
 
 impl TcpReceiver {
@@ -80,7 +99,17 @@ impl TcpReceiver {
             fin_seq: None,
             delivered: 0,
             acks_sent: 0,
+            ecn_ok: false,
+            demand_cwr: false,
+            quick_acks: 0,
+            per_packet_ce_echo: false,
+            ce_state: false,
         }
+    }
+
+    /// Echo CE per packet (DCTCP, RFC 8257 §3.2) instead of RFC 3168's latch.
+    pub fn set_per_packet_ce_echo(&mut self, on: bool) {
+        self.per_packet_ce_echo = on;
     }
 
     /// Next byte expected.
@@ -101,16 +130,25 @@ impl TcpReceiver {
         self.syn_received
     }
 
-    /// Processes an arriving segment from the sender.
+    /// Processes an arriving segment from the sender (a Not-ECT packet).
     pub fn on_segment(&mut self, hdr: &TcpHeader, now: SimTime, out: &mut Outbox) -> Arrival {
+        self.on_segment_ecn(hdr, Ecn::NotEct, now, out)
+    }
+
+    /// Processes an arriving segment whose IP header carried `ecn`.
+    pub fn on_segment_ecn(&mut self, hdr: &TcpHeader, ecn: Ecn, now: SimTime, out: &mut Outbox) -> Arrival {
         let mut arrival = Arrival::default();
         if hdr.is_syn() {
-            // SYN occupies sequence number 0; answer (again) with a SYN-ACK.
+            // SYN occupies sequence number 0; answer (again) with a SYN-ACK, with ECE
+            // if the SYN asked for ECN (RFC 3168 §6.1.1).
             self.syn_received = true;
             self.rcv_nxt = self.rcv_nxt.max(1);
-            self.send_ack(FLAG_SYN | FLAG_ACK, out);
+            self.ecn_ok = hdr.is_ece() && hdr.is_cwr();
+            let flags = if self.ecn_ok { FLAG_SYN | FLAG_ACK | FLAG_ECE } else { FLAG_SYN | FLAG_ACK };
+            self.send_ack(flags, out);
             return arrival;
         }
+        let ack_now = self.ecn_ok && self.on_ecn(hdr, ecn, out);
         let start = hdr.seq;
         let end = hdr.seq + hdr.len as u64 + hdr.is_fin() as u64;
         if end <= self.rcv_nxt {
@@ -150,6 +188,8 @@ impl TcpReceiver {
             // not (ns-2 DelAck and Linux both count segments).
             self.unacked_segments += 1;
             let immediate = had_gap
+                || ack_now
+                || self.quick_acks > 0
                 || !self.delayed_ack
                 || (self.daass && hdr.ss_hint)
                 || self.fin_received
@@ -166,6 +206,38 @@ impl TcpReceiver {
             self.send_ack(FLAG_ACK, out);
         }
         arrival
+    }
+
+    /// The ECN feedback of an arriving data segment; true if it must be ACKed at once.
+    fn on_ecn(&mut self, hdr: &TcpHeader, ecn: Ecn, out: &mut Outbox) -> bool {
+        let has_data = hdr.len > 0 || hdr.is_fin();
+        let ce = ecn == Ecn::Ce;
+        if self.per_packet_ce_echo {
+            if !has_data || ce == self.ce_state {
+                return false;
+            }
+            // The CE state changed: ACK what was held with the old ECE value first.
+            if self.unacked_segments > 0 {
+                self.send_ack(FLAG_ACK, out);
+            }
+            self.ce_state = ce;
+            self.demand_cwr = ce;
+            return true;
+        }
+        let mut now = false;
+        if hdr.is_cwr() {
+            // The sender reduced its window: stop echoing (RFC 3168 §6.1.3).
+            self.demand_cwr = false;
+            now = has_data;
+        }
+        if ce {
+            if !self.demand_cwr {
+                self.quick_acks = 2;
+                now = true;
+            }
+            self.demand_cwr = true;
+        }
+        now
     }
 
     /// The delayed-ACK timer event of generation `gen`.
@@ -217,7 +289,11 @@ impl TcpReceiver {
         }
     }
 
-    fn send_ack(&mut self, flags: u8, out: &mut Outbox) {
+    fn send_ack(&mut self, mut flags: u8, out: &mut Outbox) {
+        if flags & FLAG_SYN == 0 && self.ecn_ok && self.demand_cwr {
+            flags |= FLAG_ECE;
+        }
+        self.quick_acks = self.quick_acks.saturating_sub(1);
         self.unacked_segments = 0;
         self.delack.cancel();
         self.acks_sent += 1;
@@ -236,7 +312,7 @@ impl TcpReceiver {
         }
         // SACK option: kind + length (2 bytes) + 8 bytes per block, padded to 4 bytes.
         let opt = if hdr.nsack > 0 { (2 + 8 * hdr.nsack as u32).div_ceil(4) * 4 } else { 0 };
-        out.segments.push(Segment { hdr, size: self.header_bytes + opt });
+        out.segments.push(Segment { hdr, size: self.header_bytes + opt, ecn: Ecn::NotEct });
     }
 }
 
@@ -346,4 +422,63 @@ mod tests {
         r.on_segment(&h, SimTime(0), &mut out);
         assert_eq!(out.segments.len(), 1);
     }
+
+    fn ecn_rx(per_packet: bool) -> (TcpReceiver, Outbox) {
+        let mut r = TcpReceiver::new(&TcpConfig::profile("linux").unwrap());
+        r.set_per_packet_ce_echo(per_packet);
+        let mut out = Outbox::default();
+        let syn = TcpHeader { flags: FLAG_SYN | crate::net::packet::FLAG_ECE | crate::net::packet::FLAG_CWR, ..Default::default() };
+        r.on_segment(&syn, SimTime(0), &mut out);
+        // RFC 3168 §6.1.1: the SYN-ACK of an ECN-setup SYN carries ECE, not CWR.
+        assert!(out.segments[0].hdr.is_ece() && !out.segments[0].hdr.is_cwr());
+        out.clear();
+        (r, out)
+    }
+
+    #[test]
+    fn ce_is_echoed_until_cwr() {
+        // Delayed ACKs (linux profile). Segment 1 CE: ACKed at once with ECE (quick
+        // ACK). Segment 2 (not CE): still in quick-ACK mode, ACKed at once, ECE.
+        // Segments 3-4: one delayed ACK for both, ECE still latched. Segment 5 with
+        // CWR: ACKed at once, no ECE.
+        let (mut r, mut out) = ecn_rx(false);
+        let mss = 1000;
+        let seg = |k: u64| data(1 + k * mss, mss as u32);
+        r.on_segment_ecn(&seg(0), Ecn::Ce, SimTime(1), &mut out);
+        r.on_segment_ecn(&seg(1), Ecn::Ect0, SimTime(2), &mut out);
+        assert_eq!(out.segments.len(), 2);
+        assert!(out.segments.iter().all(|s| s.hdr.is_ece()));
+        out.clear();
+        r.on_segment_ecn(&seg(2), Ecn::Ect0, SimTime(3), &mut out);
+        assert!(out.segments.is_empty());
+        r.on_segment_ecn(&seg(3), Ecn::Ect0, SimTime(4), &mut out);
+        assert!(out.segments.len() == 1 && out.segments[0].hdr.is_ece());
+        out.clear();
+        let mut cwr = seg(4);
+        cwr.flags |= crate::net::packet::FLAG_CWR;
+        r.on_segment_ecn(&cwr, Ecn::Ect0, SimTime(5), &mut out);
+        assert!(out.segments.len() == 1 && !out.segments[0].hdr.is_ece());
+    }
+
+    #[test]
+    fn dctcp_echo_follows_each_packet_and_flushes_on_change() {
+        // RFC 8257 §3.2: segments 1 (not CE) is held by the delayed ACK; segment 2
+        // (CE) changes the state: the held ACK (ack 1001) goes out without ECE, then
+        // segment 2 is ACKed at once (ack 2001) with ECE. Segment 3 (CE) is held;
+        // segment 4 (not CE) flushes it with ECE (ack 3001), then ACKs itself without.
+        let (mut r, mut out) = ecn_rx(true);
+        let seg = |k: u64| data(1 + k * 1000, 1000);
+        r.on_segment_ecn(&seg(0), Ecn::Ect0, SimTime(1), &mut out);
+        assert!(out.segments.is_empty());
+        r.on_segment_ecn(&seg(1), Ecn::Ce, SimTime(2), &mut out);
+        let got: Vec<(u64, bool)> = out.segments.iter().map(|s| (s.hdr.ack, s.hdr.is_ece())).collect();
+        assert_eq!(got, [(1001, false), (2001, true)]);
+        out.clear();
+        r.on_segment_ecn(&seg(2), Ecn::Ce, SimTime(3), &mut out);
+        assert!(out.segments.is_empty());
+        r.on_segment_ecn(&seg(3), Ecn::Ect0, SimTime(4), &mut out);
+        let got: Vec<(u64, bool)> = out.segments.iter().map(|s| (s.hdr.ack, s.hdr.is_ece())).collect();
+        assert_eq!(got, [(3001, true), (4001, false)]);
+    }
 }
+

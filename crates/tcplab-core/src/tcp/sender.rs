@@ -26,6 +26,18 @@
 //! - Spurious-RTO truth: every RTO is reported to the owner with the sequence number
 //!   it retransmits and the transmission id; the simulation, which sees the receiver,
 //!   judges whether the original had been lost.
+//! - ECN (RFC 3168 §6.1): the SYN carries ECE and CWR when `ecn` is set or the CC
+//!   needs ECN, and a SYN-ACK with ECE (not CWR) makes the connection ECN-capable
+//!   (a retransmitted SYN asks no more, Linux `tcp_ecn_fallback`). New data segments
+//!   are then sent ECT(0); retransmissions and pure ACKs Not-ECT (§6.1.5). An ACK with
+//!   ECE in the Open state reduces the window once (ssthresh from the CC's
+//!   `ssthresh_after_ece`, cwnd = ssthresh) and enters CWR (Linux `tcp_enter_cwr`):
+//!   no growth and no further ECE response until snd_una passes `high_seq`, the
+//!   snd_max of the reduction (Linux requires strictly past it, so that the CWR
+//!   flag, sent on the next new data segment, has reached the receiver). Entering
+//!   fast recovery or an RTO also queues a CWR (Linux `tcp_ecn_queue_cwr`). Fast
+//!   recovery may begin from CWR and keeps CWR's ssthresh (Linux
+//!   `tcp_enter_recovery` from `TCP_CA_CWR`).
 //!
 //! Sequence space: SYN = 0, data bytes 1..=N, FIN = N+1 for finite transfers.
 
@@ -34,8 +46,8 @@ use super::rate::RateSampler;
 use super::rtt::RttEstimator;
 use super::scoreboard::Scoreboard;
 use super::{LazyTimer, Outbox, Segment, TimerKind};
-use crate::cc::{AckInfo, CaState, CongestionControl, Window};
-use crate::net::packet::{TcpHeader, FLAG_ACK, FLAG_FIN, FLAG_SYN};
+use crate::cc::{AckInfo, CaState, CongestionControl, EcnAckInfo, Window};
+use crate::net::packet::{Ecn, TcpHeader, FLAG_ACK, FLAG_CWR, FLAG_ECE, FLAG_FIN, FLAG_SYN};
 use crate::time::{Rate, SimDuration, SimTime};
 
 /// Connection phase of the sender.
@@ -70,6 +82,8 @@ pub struct SenderStats {
     pub rtos: u64,
     pub syn_retransmits: u64,
     pub frto_spurious: u64,
+    /// Window reductions in response to ECN-Echo (entries into CWR).
+    pub ecn_reductions: u64,
 }
 
 /// An RTO the sender just took: what it retransmitted, for the spurious verdict.
@@ -117,6 +131,14 @@ pub struct TcpSender {
     next_send_time: SimTime,
     pacing_timer: LazyTimer,
     stats: SenderStats,
+    /// ECN was asked for on the first SYN (RFC 3168 §6.1.1).
+    ecn_requested: bool,
+    /// ECN was negotiated: data is sent ECT(0) and ECE is acted on.
+    ecn_ok: bool,
+    /// Set CWR on the next new data segment (RFC 3168 §6.1.2).
+    cwr_pending: bool,
+    /// snd_max when the current CWR (or recovery) reduction began (Linux `high_seq`).
+    high_seq: u64,
     /// Set when the state an observer traces (cwnd, ssthresh, srtt, rto, ca) changed.
     pub trace_dirty: bool,
 }
@@ -135,6 +157,7 @@ impl TcpSender {
         let w = Window::new(cfg.iw.bytes(mss), ssthresh, mss, cfg.byte_counting, cfg.abc_limit);
         let rtt = RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto);
         let scoreboard = cfg.sack.then(|| Scoreboard::new(mss, cfg.dupack_threshold));
+        let ecn_requested = cfg.ecn || cc.needs_ecn();
         TcpSender {
             cc,
             w,
@@ -165,6 +188,10 @@ impl TcpSender {
             next_send_time: SimTime::ZERO,
             pacing_timer: LazyTimer::default(),
             stats: SenderStats::default(),
+            ecn_requested,
+            ecn_ok: false,
+            cwr_pending: false,
+            high_seq: 0,
             trace_dirty: true,
             cfg,
         }
@@ -187,6 +214,10 @@ impl TcpSender {
     }
     pub fn snd_max(&self) -> u64 {
         self.snd_max
+    }
+    /// ECN was negotiated on this connection.
+    pub fn ecn_capable(&self) -> bool {
+        self.ecn_ok
     }
     /// Bytes sent and not yet cumulatively acknowledged.
     pub fn flight_size(&self) -> u64 {
@@ -212,8 +243,12 @@ impl TcpSender {
         self.syn_attempts += 1;
         self.syn_sent_at = now;
         self.tx_counter += 1;
-        let hdr = TcpHeader { seq: 0, flags: FLAG_SYN, tx_id: self.tx_counter, ..Default::default() };
-        out.segments.push(Segment { hdr, size: self.cfg.header_bytes });
+        let mut flags = FLAG_SYN;
+        if self.ecn_requested && self.syn_attempts == 1 {
+            flags |= FLAG_ECE | FLAG_CWR; // RFC 3168 §6.1.1: an ECN-setup SYN
+        }
+        let hdr = TcpHeader { seq: 0, flags, tx_id: self.tx_counter, ..Default::default() };
+        out.segments.push(Segment { hdr, size: self.cfg.header_bytes, ecn: Ecn::NotEct });
         self.snd_max = 1;
         self.snd_nxt = 1;
         self.rto_timer.arm(TimerKind::Rto, now + self.rtt.rto(), out);
@@ -222,14 +257,16 @@ impl TcpSender {
     /// Processes an ACK (or SYN-ACK) from the receiver.
     pub fn on_ack(&mut self, hdr: &TcpHeader, now: SimTime, out: &mut Outbox) {
         match self.phase {
-            Phase::SynSent if hdr.is_syn() && hdr.ack >= 1 => self.on_syn_ack(now, out),
+            Phase::SynSent if hdr.is_syn() && hdr.ack >= 1 => self.on_syn_ack(hdr, now, out),
             Phase::Established => self.on_data_ack(hdr, now, out),
             _ => {}
         }
     }
 
-    fn on_syn_ack(&mut self, now: SimTime, out: &mut Outbox) {
+    fn on_syn_ack(&mut self, hdr: &TcpHeader, now: SimTime, out: &mut Outbox) {
         self.phase = Phase::Established;
+        // RFC 3168 §6.1.1: an ECN-setup SYN-ACK has ECE set and CWR clear.
+        self.ecn_ok = self.ecn_requested && self.syn_attempts == 1 && hdr.is_ece() && !hdr.is_cwr();
         self.snd_una = 1;
         self.snd_nxt = 1;
         self.snd_max = 1;
@@ -280,6 +317,18 @@ impl TcpSender {
             self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
             self.cc.on_rtt_sample(r, now);
         }
+        // ECN-Echo (RFC 3168 §6.1.2): tell the CC (DCTCP's alpha), and reduce once per
+        // window of data if nothing else has reduced it.
+        let ece = self.ecn_ok && hdr.is_ece();
+        self.cc.on_ecn_ack(&EcnAckInfo {
+            delivered: newly_delivered,
+            ece,
+            snd_una: ack.max(self.snd_una),
+            snd_nxt: self.snd_max,
+        });
+        if ece && self.ca == CaState::Open {
+            self.enter_cwr(now);
+        }
         if ack > self.snd_una {
             let acked = ack - self.snd_una;
             self.snd_una = ack;
@@ -306,6 +355,11 @@ impl TcpSender {
                     Frto::Off => self.on_dupack(now, out),
                 }
             }
+        }
+        if ece && self.ca == CaState::Open {
+            // This ACK ended a reduction (CWR or recovery) and echoes CE again: the
+            // next round trip's reduction starts now (Linux `tcp_try_to_open`).
+            self.enter_cwr(now);
         }
         if let Some(rs) = self.pending_rate_sample.take() {
             self.cc.on_rate_sample(&mut self.w, &rs);
@@ -351,6 +405,12 @@ impl TcpSender {
     }
 
     fn on_new_ack(&mut self, acked: u64, prior_in_flight: u64, now: SimTime, out: &mut Outbox) {
+        if self.ca == CaState::Cwr && self.snd_una > self.high_seq {
+            // The data sent before the reduction is acked: CWR ends (Linux
+            // `tcp_end_cwnd_reduction`, cwnd = ssthresh) and growth resumes.
+            self.w.cwnd = self.w.ssthresh;
+            self.set_ca(CaState::Open, now);
+        }
         let info = AckInfo {
             now,
             acked_bytes: acked,
@@ -425,6 +485,8 @@ impl TcpSender {
                 }
             }
             CaState::Open => self.cc.on_ack(&mut self.w, &info),
+            // No growth while the window is being reduced (Linux `tcp_cong_control`).
+            CaState::Cwr => {}
         }
         // RFC 6298 §5.3: restart the timer when new data is acked; stop it when all is.
         if self.flight_size() > 0 {
@@ -436,7 +498,7 @@ impl TcpSender {
 
     fn on_dupack(&mut self, now: SimTime, out: &mut Outbox) {
         match self.ca {
-            CaState::Open => {
+            CaState::Open | CaState::Cwr => {
                 let lost_by_sack = self
                     .scoreboard
                     .as_ref()
@@ -457,7 +519,12 @@ impl TcpSender {
 
     fn enter_recovery(&mut self, now: SimTime, out: &mut Outbox) {
         let flight = self.flight_size();
-        self.w.ssthresh = self.cc.ssthresh_after_loss(&self.w, flight);
+        if self.ca != CaState::Cwr {
+            // From CWR the window was already reduced in this round trip.
+            self.w.ssthresh = self.cc.ssthresh_after_loss(&self.w, flight);
+        }
+        self.cwr_pending |= self.ecn_ok;
+        self.high_seq = self.snd_max;
         self.recover = self.snd_max - 1;
         self.stats.fast_retransmits += 1;
         self.set_ca(CaState::Recovery, now);
@@ -475,6 +542,19 @@ impl TcpSender {
             self.w.cwnd = self.w.ssthresh + self.cfg.dupack_threshold as u64 * self.cfg.mss as u64;
         }
         self.rto_timer.arm(TimerKind::Rto, now + self.rtt.rto(), out);
+    }
+
+    /// RFC 3168 §6.1.2 / Linux `tcp_enter_cwr`: reduce the window once for an
+    /// ECN-Echo and hold it until the data outstanding now is acked.
+    fn enter_cwr(&mut self, now: SimTime) {
+        let flight = self.flight_size();
+        self.w.ssthresh = self.cc.ssthresh_after_ece(&self.w, flight);
+        self.w.cwnd = self.w.ssthresh;
+        self.w.bytes_acked = 0;
+        self.high_seq = self.snd_max;
+        self.cwr_pending = true;
+        self.stats.ecn_reductions += 1;
+        self.set_ca(CaState::Cwr, now);
     }
 
     fn set_ca(&mut self, to: CaState, now: SimTime) {
@@ -515,6 +595,7 @@ impl TcpSender {
                 self.recover = self.snd_max - 1;
                 self.dupacks = 0;
                 self.timed = None;
+                self.cwr_pending |= self.ecn_ok;
                 self.set_ca(CaState::Loss, now);
                 self.cc.on_rto(&mut self.w, now);
                 if let Some(sb) = self.scoreboard.as_mut() {
@@ -555,6 +636,13 @@ impl TcpSender {
         if fin {
             flags |= FLAG_FIN;
         }
+        // RFC 3168 §6.1.5: ECT on new data only; CWR on the first new data segment
+        // after a reduction (Linux `tcp_ecn_send`).
+        let ecn = if self.ecn_ok && len > 0 && !retransmission { Ecn::Ect0 } else { Ecn::NotEct };
+        if ecn == Ecn::Ect0 && self.cwr_pending {
+            flags |= FLAG_CWR;
+            self.cwr_pending = false;
+        }
         let hdr = TcpHeader {
             seq,
             ack: 1,
@@ -570,7 +658,7 @@ impl TcpSender {
             // after this one (Linux `tcp_internal_pacing`).
             self.next_send_time = self.next_send_time.max(now) + Rate(r.0.max(1)).tx_time(len + self.cfg.header_bytes);
         }
-        out.segments.push(Segment { hdr, size: len + self.cfg.header_bytes });
+        out.segments.push(Segment { hdr, size: len + self.cfg.header_bytes, ecn });
         self.stats.segs_sent += 1;
         self.stats.bytes_sent += len as u64;
         if retransmission {
@@ -615,7 +703,7 @@ impl TcpSender {
             return;
         }
         let mss = self.cfg.mss as u64;
-        if self.scoreboard.is_some() && self.ca != CaState::Open && self.frto != Frto::AwaitSecond {
+        if self.scoreboard.is_some() && matches!(self.ca, CaState::Recovery | CaState::Loss) && self.frto != Frto::AwaitSecond {
             self.pipe_send(now, out);
             return;
         }
@@ -633,7 +721,7 @@ impl TcpSender {
             let seg = (len as u64).max(1);
             let in_flight = self.snd_nxt - self.snd_una;
             let mut window = self.w.cwnd;
-            if self.ca == CaState::Open && self.cfg.limited_transmit && self.dupacks > 0 && self.dupacks < self.cfg.dupack_threshold {
+            if matches!(self.ca, CaState::Open | CaState::Cwr) && self.cfg.limited_transmit && self.dupacks > 0 && self.dupacks < self.cfg.dupack_threshold {
                 // RFC 3042 §2: one extra segment per duplicate ACK, new data only.
                 if seq >= self.snd_max {
                     window += self.dupacks as u64 * mss;
@@ -742,4 +830,48 @@ mod tests {
         assert_eq!(out2.segments.len(), 3);
         assert!(out2.timers.iter().all(|x| x.0 != TimerKind::Pacing));
     }
+
+    #[test]
+    fn ecn_negotiation_ect_and_one_reduction_per_window() {
+        let mut cfg = TcpConfig::profile("linux").unwrap();
+        cfg.ecn = true;
+        let mss = cfg.mss as u64;
+        let mut s = TcpSender::new(cfg, Box::new(Reno), Some(1_000_000), None);
+        let mut out = Outbox::default();
+        s.open(SimTime(0), &mut out);
+        assert!(out.segments[0].hdr.is_ece() && out.segments[0].hdr.is_cwr(), "ECN-setup SYN");
+        out.clear();
+        let synack = TcpHeader { ack: 1, flags: FLAG_SYN | FLAG_ACK | FLAG_ECE, wnd: 1 << 30, ..Default::default() };
+        s.on_ack(&synack, SimTime(1_000_000), &mut out);
+        assert!(s.ecn_capable());
+        // IW10, all ECT(0), no CWR yet.
+        assert_eq!(out.segments.len(), 10);
+        assert!(out.segments.iter().all(|g| g.ecn == Ecn::Ect0 && !g.hdr.is_cwr()));
+        out.clear();
+        let ack = |k: u64, ece: bool| TcpHeader {
+            ack: 1 + k * mss,
+            flags: if ece { FLAG_ACK | FLAG_ECE } else { FLAG_ACK },
+            wnd: 1 << 30,
+            ..Default::default()
+        };
+        // The first ECE (ACK of 2 segments, FlightSize 10 MSS before it): ssthresh =
+        // cwnd = 10/2 = 5 MSS, state CWR (code 3).
+        s.on_ack(&ack(2, true), SimTime(2_000_000), &mut out);
+        assert_eq!((s.stats().ecn_reductions, s.w.cwnd, s.ca_state()), (1, 5 * mss, CaState::Cwr));
+        // More ECE within the window (up to snd_una = high_seq = 1 + 10 MSS): no new
+        // reduction, no growth. New data goes out as the flight falls below 5 MSS,
+        // the first new segment with CWR.
+        for k in 3..=10 {
+            s.on_ack(&ack(k, true), SimTime(2_000_000 + k), &mut out);
+        }
+        assert_eq!((s.stats().ecn_reductions, s.w.cwnd), (1, 5 * mss));
+        let cwr: Vec<bool> = out.segments.iter().map(|g| g.hdr.is_cwr()).collect();
+        assert!(cwr.len() >= 2 && cwr[0] && cwr[1..].iter().all(|c| !c), "{cwr:?}");
+        // An ACK beyond high_seq ends CWR (cwnd = ssthresh); still echoing CE, it
+        // starts the next round trip's reduction at once (Linux tcp_try_to_open).
+        s.on_ack(&ack(11, true), SimTime(3_000_000), &mut out);
+        assert_eq!(s.stats().ecn_reductions, 2);
+        assert_eq!(s.ca_state(), CaState::Cwr);
+    }
 }
+

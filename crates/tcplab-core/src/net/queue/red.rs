@@ -70,7 +70,13 @@
 //! - Above the forced threshold every arrival is a `Forced` drop. ns-2.35 with its
 //!   default `use_mark_p_ = true` sends these through `drop_early` with p = 1, which
 //!   drops nearly always but counts them as unforced.
-//! - Not modelled: ECN marking (`setbit_`), adaptive RED (`adaptive_`,
+//! - ECN (`ecn`, RFC 3168 §7): an ECN-capable packet that would be an early or a forced
+//!   drop is marked CE and queued instead, and the count restarts as after a drop
+//!   (Linux `red ... ecn` without `harddrop`; ns-2's `setbit_` marks early drops
+//!   only and always drops forced ones). Overflow always drops. With `q_weight` 1 and
+//!   thresholds K and K + 0.5 packets (not gentle) this is the step marking at an
+//!   instantaneous queue above K packets that DCTCP expects (RFC 8257 §3.1).
+//! - Not modelled: adaptive RED (`adaptive_`,
 //!   `feng_adaptive_`), `cautious_`, `drop_front_` / `drop_rand_` (the arriving packet
 //!   is always the victim, as ns-2's default `drop_tail_`), and the automatic
 //!   `q_weight_` values (-1 needs the link delay).
@@ -159,6 +165,10 @@ pub struct RedParams {
     /// Default false (fractional m). No ns-2 equivalent.
     #[serde(default)]
     pub idle_integer_m: bool,
+    /// Mark ECN-capable packets CE instead of early and forced drops (RFC 3168 §7).
+    /// Default false.
+    #[serde(default)]
+    pub ecn: bool,
 }
 
 impl RedParams {
@@ -184,6 +194,7 @@ pub struct Red {
     max_p: f64,
     gentle: bool,
     wait: bool,
+    ecn: bool,
     /// Empty-queue "arrivals" per second of idle time.
     idle_rate: f64,
     idle_integer_m: bool,
@@ -268,6 +279,7 @@ impl Red {
             max_p: p.max_p,
             gentle: p.gentle,
             wait: p.wait,
+            ecn: p.ecn,
             idle_rate: p.link_rate_bps as f64 / (8.0 * idle_pktsize as f64),
             idle_integer_m: p.idle_integer_m,
             avg: 0.0,
@@ -355,7 +367,7 @@ impl Red {
 }
 
 impl QueueDisc for Red {
-    fn enqueue(&mut self, pkt: QueuedPacket, ctx: &mut EnqueueCtx<'_>) -> Verdict {
+    fn enqueue(&mut self, mut pkt: QueuedPacket, ctx: &mut EnqueueCtx<'_>) -> Verdict {
         // 1-2: idle correction and EWMA.
         let mut m = 0.0;
         if self.idle {
@@ -404,6 +416,12 @@ impl QueueDisc for Red {
             cause = Some(DropCause::Overflow);
         }
 
+        // ECN: mark instead of an early or forced drop; the count restarts as on a drop.
+        if self.ecn && matches!(cause, Some(DropCause::Early | DropCause::Forced)) && pkt.try_mark_ce() {
+            self.count = 0;
+            self.count_bytes = 0;
+            cause = None;
+        }
         // 6: any drop restarts the count.
         match cause {
             Some(c) => {
@@ -447,7 +465,7 @@ impl QueueDisc for Red {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::packet::PacketId;
+    use crate::net::packet::{Ecn, PacketId};
     use crate::net::queue::QueueConfig;
     use crate::rng::RngStream;
 
@@ -468,6 +486,7 @@ mod tests {
             wait: false,
             link_rate_bps: 2_000_000,
             idle_integer_m: false,
+            ecn: false,
         }
     }
 
@@ -933,6 +952,38 @@ mod tests {
             ..pkt_params()
         })
         .contains("red.mean_pktsize"));
+    }
+
+    #[test]
+    fn ecn_step_marking_above_k() {
+        // DCTCP's step marking (RFC 8257 §3.1) as RED: q_weight 1 (avg = the queue
+        // before the arrival), min_th K = 5, max_th 5.5 packets, not gentle, ECN on.
+        // An arrival finding 5 queued: avg 5 in [min_th, max_th), p_b = 0 -> queued
+        // unmarked. Finding 6: avg >= max_th -> forced: ECT marked and queued, Not-ECT
+        // dropped.
+        let mut q = Red::new(RedParams {
+            q_weight: 1.0,
+            min_th: Some(5.0),
+            max_th: Some(5.5),
+            ecn: true,
+            ..pkt_params()
+        })
+        .unwrap();
+        let mut rng = RngStream::new(3, "red:ecn");
+        let mut dropped = Vec::new();
+        let mut offer_ecn = |q: &mut Red, ecn: Ecn| {
+            let mut ctx = EnqueueCtx { now: SimTime::ZERO, in_service_bytes: None, rng: &mut rng, dropped: &mut dropped };
+            let mut p = QueuedPacket::new(PacketId(0), 1500);
+            p.ecn = ecn;
+            q.enqueue(p, &mut ctx)
+        };
+        for _ in 0..6 {
+            assert_eq!(offer_ecn(&mut q, Ecn::Ect0), Verdict::Enqueued);
+        }
+        assert!(q.fifo.q.iter().all(|p| p.ecn == Ecn::Ect0), "no mark up to K queued");
+        assert_eq!(offer_ecn(&mut q, Ecn::Ect0), Verdict::Enqueued);
+        assert_eq!(q.fifo.q.back().unwrap().ecn, Ecn::Ce);
+        assert_eq!(offer_ecn(&mut q, Ecn::NotEct), Verdict::Dropped(DropCause::Forced));
     }
 
     #[test]
