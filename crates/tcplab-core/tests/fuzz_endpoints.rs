@@ -8,8 +8,8 @@
 //!   once: at the end `delivered == bytes` and the FIN is received;
 //! - the transfer completes within a bound of simulated time (no deadlock).
 //!
-//! ECN cases (the `linux` profile with `ecn`, Reno and DCTCP) also CE-mark a random
-//! fraction of the ECN-capable segments.
+//! ECN cases (the `linux` profile with `ecn`, Reno and DCTCP, each PRR variant in
+//! turn) also CE-mark a random fraction of the ECN-capable segments.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -17,6 +17,7 @@ use tcplab_core::cc::{self, CcSpec, Window};
 use tcplab_core::net::packet::{Ecn, TcpHeader};
 use tcplab_core::rng::RngStream;
 use tcplab_core::tcp::config::TcpSpec;
+use tcplab_core::tcp::prr::PrrMode;
 use tcplab_core::tcp::receiver::TcpReceiver;
 use tcplab_core::tcp::sender::{SenderStats, TcpSender};
 use tcplab_core::tcp::{Outbox, TimerKind};
@@ -55,13 +56,13 @@ impl Channel {
 }
 
 fn fuzz_case(profile: &str, seed: u64) -> (u64, u64, u64) {
-    let st = fuzz_case_with(profile, seed, false, "reno");
+    let st = fuzz_case_with(profile, seed, false, "reno", None);
     (st.retransmits, st.rtos, st.fast_retransmits)
 }
 
-fn fuzz_case_with(profile: &str, seed: u64, ecn: bool, cc_name: &str) -> SenderStats {
+fn fuzz_case_with(profile: &str, seed: u64, ecn: bool, cc_name: &str, prr: Option<PrrMode>) -> SenderStats {
     let mut rng = RngStream::new(seed, &format!("{profile}{ecn}{cc_name}"));
-    let spec = TcpSpec { profile: Some(profile.into()), syn_retries: Some(100), ecn: Some(ecn), ..Default::default() };
+    let spec = TcpSpec { profile: Some(profile.into()), syn_retries: Some(100), ecn: Some(ecn), prr, ..Default::default() };
     let cfg = spec.resolve().unwrap();
     let mss = cfg.mss as u64;
     let bytes = rng.uniform_u64(1, 200_000);
@@ -160,12 +161,14 @@ fn random_loss_reordering_duplication_keep_invariants() {
     }
 }
 
+/// ECN marking on top of loss, with each PRR variant in turn.
 #[test]
 fn ecn_marking_with_loss_keeps_invariants() {
     for cc_name in ["reno", "dctcp"] {
         let (mut rtos, mut reductions) = (0, 0);
         for seed in 0..100 {
-            let st = fuzz_case_with("linux", seed, true, cc_name);
+            let prr = [PrrMode::Off, PrrMode::Crb, PrrMode::Ssrb, PrrMode::Linux][seed as usize % 4];
+            let st = fuzz_case_with("linux", seed, true, cc_name, Some(prr));
             rtos += st.rtos;
             reductions += st.ecn_reductions;
         }

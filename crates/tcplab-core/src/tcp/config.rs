@@ -18,6 +18,7 @@
 //!   RFC 3517 conservative recovery, Limited Transmit (RFC 3042), F-RTO (RFC 5682),
 //!   DAASS (RFC 2760). CBI ssthresh reuse (RFC 2140) is a separate knob.
 
+use super::prr::PrrMode;
 use crate::time::SimDuration;
 use serde::{Deserialize, Serialize};
 
@@ -104,6 +105,10 @@ pub struct TcpConfig {
     /// congestion control that needs ECN (DCTCP) requests it regardless.
     #[serde(default)]
     pub ecn: bool,
+    /// Proportional Rate Reduction during SACK fast recovery and CWR (RFC 6937;
+    /// `linux` = Linux `tcp_cwnd_reduction`, RFC 9937). `off`: cwnd = ssthresh at once.
+    #[serde(default)]
+    pub prr: PrrMode,
 }
 
 /// A scenario's TCP settings: a profile name plus per-knob overrides.
@@ -135,6 +140,7 @@ pub struct TcpSpec {
     pub cbi_ssthresh_reuse: Option<bool>,
     pub fin_ignores_cwnd: Option<bool>,
     pub ecn: Option<bool>,
+    pub prr: Option<PrrMode>,
 }
 
 /// Names of the built-in profiles, in the order `tcplab list` shows them.
@@ -179,6 +185,7 @@ impl TcpConfig {
             cbi_ssthresh_reuse: false,
             fin_ignores_cwnd: false,
             ecn: false,
+            prr: PrrMode::Off,
         };
         Ok(match name {
             "linux" => linux,
@@ -271,7 +278,7 @@ impl TcpSpec {
             mss, header_bytes, iw, initial_rto, min_rto, max_rto, syn_retries, sack,
             dupack_threshold, limited_transmit, frto, byte_counting, abc_limit, delayed_ack,
             delack_timeout, delack_segments, daass, rcv_buffer, window_scaling,
-            cbi_ssthresh_reuse, fin_ignores_cwnd, ecn
+            cbi_ssthresh_reuse, fin_ignores_cwnd, ecn, prr
         );
         if self.initial_ssthresh.is_some() {
             c.initial_ssthresh = self.initial_ssthresh;

@@ -1,11 +1,12 @@
 //! TCP endpoints: configuration and profiles, sender, receiver, RTT estimation, SACK
-//! scoreboard.
+//! scoreboard, Proportional Rate Reduction.
 //!
 //! Endpoints do no I/O: each call receives the current time and appends what it
 //! wants sent to an `Outbox` (segments, timer requests), which the simulation turns
 //! into packets and events.
 
 pub mod config;
+pub mod prr;
 pub mod receiver;
 pub mod rate;
 pub mod rtt;

@@ -38,10 +38,15 @@
 //!   fast recovery or an RTO also queues a CWR (Linux `tcp_ecn_queue_cwr`). Fast
 //!   recovery may begin from CWR and keeps CWR's ssthresh (Linux
 //!   `tcp_enter_recovery` from `TCP_CA_CWR`).
+//! - Proportional Rate Reduction (`prr`, RFC 6937 / Linux, module `prr`): during SACK
+//!   fast recovery and CWR, each ACK sets cwnd = pipe + sndcnt instead of cwnd =
+//!   ssthresh at once; the reduction ends with cwnd = ssthresh. PRR covers SACK
+//!   recovery only: without SACK, fast recovery stays RFC 6582's (window inflation).
 //!
 //! Sequence space: SYN = 0, data bytes 1..=N, FIN = N+1 for finite transfers.
 
 use super::config::TcpConfig;
+use super::prr::{Prr, PrrAck};
 use super::rate::RateSampler;
 use super::rtt::RttEstimator;
 use super::scoreboard::Scoreboard;
@@ -139,6 +144,11 @@ pub struct TcpSender {
     cwr_pending: bool,
     /// snd_max when the current CWR (or recovery) reduction began (Linux `high_seq`).
     high_seq: u64,
+    /// The Proportional Rate Reduction in progress, if PRR is on.
+    prr: Option<Prr>,
+    /// What the ACK being processed tells PRR, and whether PRR already acted on it.
+    prr_ack: PrrAck,
+    prr_applied: bool,
     /// Set when the state an observer traces (cwnd, ssthresh, srtt, rto, ca) changed.
     pub trace_dirty: bool,
 }
@@ -192,6 +202,9 @@ impl TcpSender {
             ecn_ok: false,
             cwr_pending: false,
             high_seq: 0,
+            prr: None,
+            prr_ack: PrrAck { delivered: 0, pipe: 0, una_advanced: false, newly_lost: false },
+            prr_applied: false,
             trace_dirty: true,
             cfg,
         }
@@ -313,6 +326,8 @@ impl TcpSender {
         );
         self.pending_rate_sample = rs;
         self.ack_rtt = ack_rtt;
+        self.prr_ack = PrrAck { delivered: newly_delivered, pipe: 0, una_advanced: ack > self.snd_una, newly_lost: newly_lost > 0 };
+        self.prr_applied = false;
         if let Some(r) = ack_rtt {
             self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
             self.cc.on_rtt_sample(r, now);
@@ -360,6 +375,9 @@ impl TcpSender {
             // This ACK ended a reduction (CWR or recovery) and echoes CE again: the
             // next round trip's reduction starts now (Linux `tcp_try_to_open`).
             self.enter_cwr(now);
+        }
+        if matches!(self.ca, CaState::Recovery | CaState::Cwr) && !self.prr_applied {
+            self.apply_prr();
         }
         if let Some(rs) = self.pending_rate_sample.take() {
             self.cc.on_rate_sample(&mut self.w, &rs);
@@ -409,6 +427,7 @@ impl TcpSender {
             // The data sent before the reduction is acked: CWR ends (Linux
             // `tcp_end_cwnd_reduction`, cwnd = ssthresh) and growth resumes.
             self.w.cwnd = self.w.ssthresh;
+            self.prr = None;
             self.set_ca(CaState::Open, now);
         }
         let info = AckInfo {
@@ -430,6 +449,7 @@ impl TcpSender {
                     } else {
                         self.w.ssthresh.min(flight.max(self.cfg.mss as u64) + self.cfg.mss as u64)
                     };
+                    self.prr = None;
                     self.set_ca(CaState::Open, now);
                 } else if self.scoreboard.is_none() {
                     // Partial ACK (RFC 6582 §3.2 step 4): retransmit the next hole,
@@ -520,8 +540,14 @@ impl TcpSender {
     fn enter_recovery(&mut self, now: SimTime, out: &mut Outbox) {
         let flight = self.flight_size();
         if self.ca != CaState::Cwr {
-            // From CWR the window was already reduced in this round trip.
+            // From CWR the window was already reduced in this round trip (and PRR,
+            // if on, continues the same reduction).
             self.w.ssthresh = self.cc.ssthresh_after_loss(&self.w, flight);
+            self.prr = if self.scoreboard.is_some() {
+                Prr::start(self.cfg.prr, self.w.ssthresh, flight, self.w.cwnd)
+            } else {
+                None
+            };
         }
         self.cwr_pending |= self.ecn_ok;
         self.high_seq = self.snd_max;
@@ -529,15 +555,22 @@ impl TcpSender {
         self.stats.fast_retransmits += 1;
         self.set_ca(CaState::Recovery, now);
         self.timed = None;
-        if let Some(sb) = self.scoreboard.as_mut() {
-            // RFC 6675 §5 step (4): RecoveryPoint = HighData, cwnd = ssthresh,
+        if self.scoreboard.is_some() {
+            // RFC 6675 §5 step (4): RecoveryPoint = HighData, cwnd = ssthresh (or
+            // PRR's first step, which allows at least this retransmission),
             // retransmit the first segment; then transmission is pipe-driven.
-            self.w.cwnd = self.w.ssthresh;
+            if self.prr.is_some() {
+                self.apply_prr();
+            } else {
+                self.w.cwnd = self.w.ssthresh;
+            }
+            let sb = self.scoreboard.as_mut().expect("SACK recovery");
             if let Some((seq, _)) = sb.enter_recovery() {
                 self.retransmit_at(seq, now, out);
             }
         } else {
             // RFC 6582 §3.2 step 2: retransmit, cwnd = ssthresh + 3 MSS.
+            self.prr = None;
             self.retransmit_at(self.snd_una, now, out);
             self.w.cwnd = self.w.ssthresh + self.cfg.dupack_threshold as u64 * self.cfg.mss as u64;
         }
@@ -549,12 +582,30 @@ impl TcpSender {
     fn enter_cwr(&mut self, now: SimTime) {
         let flight = self.flight_size();
         self.w.ssthresh = self.cc.ssthresh_after_ece(&self.w, flight);
-        self.w.cwnd = self.w.ssthresh;
+        self.prr = Prr::start(self.cfg.prr, self.w.ssthresh, flight, self.w.cwnd);
+        if self.prr.is_none() {
+            self.w.cwnd = self.w.ssthresh;
+        }
         self.w.bytes_acked = 0;
         self.high_seq = self.snd_max;
         self.cwr_pending = true;
         self.stats.ecn_reductions += 1;
         self.set_ca(CaState::Cwr, now);
+    }
+
+    /// PRR's cwnd for the ACK being processed (once per ACK).
+    fn apply_prr(&mut self) {
+        self.prr_applied = true;
+        let pipe = match self.scoreboard.as_ref() {
+            Some(sb) => sb.pipe(),
+            None => self.flight_size(),
+        };
+        let mss = self.cfg.mss as u64;
+        if let Some(p) = self.prr.as_mut() {
+            if let Some(cwnd) = p.on_ack(&PrrAck { pipe, ..self.prr_ack }, mss) {
+                self.w.cwnd = cwnd.max(mss);
+            }
+        }
     }
 
     fn set_ca(&mut self, to: CaState, now: SimTime) {
@@ -596,6 +647,7 @@ impl TcpSender {
                 self.dupacks = 0;
                 self.timed = None;
                 self.cwr_pending |= self.ecn_ok;
+                self.prr = None;
                 self.set_ca(CaState::Loss, now);
                 self.cc.on_rto(&mut self.w, now);
                 if let Some(sb) = self.scoreboard.as_mut() {
@@ -659,6 +711,9 @@ impl TcpSender {
             self.next_send_time = self.next_send_time.max(now) + Rate(r.0.max(1)).tx_time(len + self.cfg.header_bytes);
         }
         out.segments.push(Segment { hdr, size: len + self.cfg.header_bytes, ecn });
+        if let Some(p) = self.prr.as_mut() {
+            p.on_send(len as u64);
+        }
         self.stats.segs_sent += 1;
         self.stats.bytes_sent += len as u64;
         if retransmission {
