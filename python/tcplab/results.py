@@ -12,7 +12,7 @@ Tables and columns (times in seconds, rates in bit/s, sizes in bytes):
   completed_s, elapsed_s (completion - start, handshake included; NaN if not
   completed), bytes_target (<NA> for bulk), bytes_delivered, goodput_bps, segs_sent,
   retransmits, fast_retransmits, rtos, spurious_rtos, syn_retransmits, ecn_reductions
-  (window reductions on ECN-Echo).
+  (window reductions on ECN-Echo), tlp_probes (tail loss probes sent).
 - ``udp``: flow_id, name, group, src, dst, pkts_sent, pkts_delivered, pkts_lost,
   owd_mean_s, owd_max_s, jitter_s.
 - ``queues``: link, enq_pkts, enq_bytes, drops_overflow, drops_early (AQM drops: RED,
@@ -60,7 +60,7 @@ COLUMNS: dict[str, dict[str, str]] = {
         "start_s": _F, "established_s": _F, "completed_s": _F, "elapsed_s": _F,
         "bytes_target": _NI, "bytes_delivered": _I, "goodput_bps": _F, "segs_sent": _I,
         "retransmits": _I, "fast_retransmits": _I, "rtos": _I, "spurious_rtos": _I,
-        "syn_retransmits": _I, "ecn_reductions": _I,
+        "syn_retransmits": _I, "ecn_reductions": _I, "tlp_probes": _I,
     },
     "udp": {
         "flow_id": _I, "name": _S, "group": _S, "src": _S, "dst": _S, "pkts_sent": _I,

@@ -29,6 +29,8 @@ enum Ev {
     ToSender(TcpHeader),
     SenderTimer(u32),
     PacingTimer(u32),
+    ProbeTimer(u32),
+    ReorderTimer(u32),
     ReceiverTimer(u32),
 }
 
@@ -56,13 +58,17 @@ impl Channel {
 }
 
 fn fuzz_case(profile: &str, seed: u64) -> (u64, u64, u64) {
-    let st = fuzz_case_with(profile, seed, false, "reno", None);
+    let spec = TcpSpec { profile: Some(profile.into()), ..Default::default() };
+    let st = fuzz_case_with(spec, seed, "reno");
     (st.retransmits, st.rtos, st.fast_retransmits)
 }
 
-fn fuzz_case_with(profile: &str, seed: u64, ecn: bool, cc_name: &str, prr: Option<PrrMode>) -> SenderStats {
-    let mut rng = RngStream::new(seed, &format!("{profile}{ecn}{cc_name}"));
-    let spec = TcpSpec { profile: Some(profile.into()), syn_retries: Some(100), ecn: Some(ecn), prr, ..Default::default() };
+fn fuzz_case_with(spec: TcpSpec, seed: u64, cc_name: &str) -> SenderStats {
+    let profile = spec.profile.clone().unwrap_or_default();
+    let profile = profile.as_str();
+    let ecn = spec.ecn == Some(true);
+    let mut rng = RngStream::new(seed, &format!("{profile}{ecn}{cc_name}{}", spec.rack.is_some()));
+    let spec = TcpSpec { syn_retries: Some(100), ..spec };
     let cfg = spec.resolve().unwrap();
     let mss = cfg.mss as u64;
     let bytes = rng.uniform_u64(1, 200_000);
@@ -99,6 +105,8 @@ fn fuzz_case_with(profile: &str, seed: u64, ecn: bool, cc_name: &str, prr: Optio
                 TimerKind::Rto => Ev::SenderTimer(gen),
                 TimerKind::DelAck => Ev::ReceiverTimer(gen),
                 TimerKind::Pacing => Ev::PacingTimer(gen),
+                TimerKind::LossProbe => Ev::ProbeTimer(gen),
+                TimerKind::Reorder => Ev::ReorderTimer(gen),
             };
             push(&mut heap, &mut events, at, e);
         }
@@ -131,6 +139,8 @@ fn fuzz_case_with(profile: &str, seed: u64, ecn: bool, cc_name: &str, prr: Optio
                 sender.on_timer(g, now, &mut out);
             }
             Ev::PacingTimer(g) => sender.on_pacing_timer(g, now, &mut out),
+            Ev::ProbeTimer(g) => sender.on_loss_probe_timer(g, now, &mut out),
+            Ev::ReorderTimer(g) => sender.on_reorder_timer(g, now, &mut out),
             Ev::ReceiverTimer(g) => receiver.on_timer(g, now, &mut out),
         }
         assert!(sender.w.cwnd >= mss, "{profile} seed {seed}: cwnd {} < MSS", sender.w.cwnd);
@@ -168,7 +178,8 @@ fn ecn_marking_with_loss_keeps_invariants() {
         let (mut rtos, mut reductions) = (0, 0);
         for seed in 0..100 {
             let prr = [PrrMode::Off, PrrMode::Crb, PrrMode::Ssrb, PrrMode::Linux][seed as usize % 4];
-            let st = fuzz_case_with("linux", seed, true, cc_name, Some(prr));
+            let spec = TcpSpec { profile: Some("linux".into()), ecn: Some(true), prr: Some(prr), ..Default::default() };
+            let st = fuzz_case_with(spec, seed, cc_name);
             rtos += st.rtos;
             reductions += st.ecn_reductions;
         }
@@ -176,3 +187,29 @@ fn ecn_marking_with_loss_keeps_invariants() {
         assert!(rtos > 50 && reductions > 100, "{cc_name}: ECN or recovery barely exercised");
     }
 }
+
+/// RACK-TLP with D-SACK and Linux PRR on random channels (loss, reordering,
+/// duplication, and for half the cases ECN marking).
+#[test]
+fn rack_tlp_keep_invariants() {
+    let (mut rtos, mut fr, mut probes, mut retx) = (0, 0, 0, 0);
+    for seed in 0..200 {
+        let spec = TcpSpec {
+            profile: Some("linux".into()),
+            rack: Some(true),
+            tlp: Some(true),
+            dsack: Some(true),
+            prr: Some(PrrMode::Linux),
+            ecn: Some(seed % 2 == 0),
+            ..Default::default()
+        };
+        let st = fuzz_case_with(spec, seed, if seed % 4 == 0 { "cubic" } else { "reno" });
+        rtos += st.rtos;
+        fr += st.fast_retransmits;
+        probes += st.tlp_probes;
+        retx += st.retransmits;
+    }
+    eprintln!("rack-tlp: 200 cases, {retx} retransmissions, {rtos} RTOs, {fr} fast recoveries, {probes} probes");
+    assert!(rtos > 50 && fr > 100 && probes > 100, "too little exercised");
+}
+

@@ -45,6 +45,8 @@ pub struct FlowTable {
     pub frto_spurious: Vec<u64>,
     /// Window reductions in response to ECN-Echo (RFC 3168 CWR episodes).
     pub ecn_reductions: Vec<u64>,
+    /// Tail loss probes sent (RFC 8985 §7).
+    pub tlp_probes: Vec<u64>,
     pub final_cwnd_bytes: Vec<u64>,
     pub final_srtt_s: Vec<Option<f64>>,
 }

@@ -509,6 +509,14 @@ impl Simulation {
                 t.sender.on_pacing_timer(gen, now, &mut self.outbox);
                 self.flush_tcp(f, true, now);
             }
+            TimerKind::LossProbe => {
+                t.sender.on_loss_probe_timer(gen, now, &mut self.outbox);
+                self.flush_tcp(f, true, now);
+            }
+            TimerKind::Reorder => {
+                t.sender.on_reorder_timer(gen, now, &mut self.outbox);
+                self.flush_tcp(f, true, now);
+            }
         }
     }
 
@@ -695,6 +703,7 @@ impl Simulation {
                     ft.spurious_syn_rtos.push(t.spurious_syn_rtos);
                     ft.frto_spurious.push(s.frto_spurious);
                     ft.ecn_reductions.push(s.ecn_reductions);
+                    ft.tlp_probes.push(s.tlp_probes);
                     ft.final_cwnd_bytes.push(t.sender.w.cwnd);
                     ft.final_srtt_s.push(t.sender.rtt().srtt().map(|d| d.as_secs_f64()));
                 }

@@ -109,6 +109,17 @@ pub struct TcpConfig {
     /// `linux` = Linux `tcp_cwnd_reduction`, RFC 9937). `off`: cwnd = ssthresh at once.
     #[serde(default)]
     pub prr: PrrMode,
+    /// RACK time-based loss detection (RFC 8985 §6; Linux `tcp_recovery = 1`). Needs
+    /// SACK; the duplicate-ACK threshold then acts through RACK's reordering window.
+    #[serde(default)]
+    pub rack: bool,
+    /// Tail Loss Probe (RFC 8985 §7; Linux `tcp_early_retrans = 3`). Needs SACK.
+    #[serde(default)]
+    pub tlp: bool,
+    /// The receiver reports duplicate segments with D-SACK (RFC 2883; Linux
+    /// `tcp_dsack = 1`).
+    #[serde(default)]
+    pub dsack: bool,
 }
 
 /// A scenario's TCP settings: a profile name plus per-knob overrides.
@@ -141,6 +152,9 @@ pub struct TcpSpec {
     pub fin_ignores_cwnd: Option<bool>,
     pub ecn: Option<bool>,
     pub prr: Option<PrrMode>,
+    pub rack: Option<bool>,
+    pub tlp: Option<bool>,
+    pub dsack: Option<bool>,
 }
 
 /// Names of the built-in profiles, in the order `tcplab list` shows them.
@@ -186,6 +200,9 @@ impl TcpConfig {
             fin_ignores_cwnd: false,
             ecn: false,
             prr: PrrMode::Off,
+            rack: false,
+            tlp: false,
+            dsack: false,
         };
         Ok(match name {
             "linux" => linux,
@@ -278,7 +295,7 @@ impl TcpSpec {
             mss, header_bytes, iw, initial_rto, min_rto, max_rto, syn_retries, sack,
             dupack_threshold, limited_transmit, frto, byte_counting, abc_limit, delayed_ack,
             delack_timeout, delack_segments, daass, rcv_buffer, window_scaling,
-            cbi_ssthresh_reuse, fin_ignores_cwnd, ecn, prr
+            cbi_ssthresh_reuse, fin_ignores_cwnd, ecn, prr, rack, tlp, dsack
         );
         if self.initial_ssthresh.is_some() {
             c.initial_ssthresh = self.initial_ssthresh;

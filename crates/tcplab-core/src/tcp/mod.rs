@@ -1,5 +1,5 @@
 //! TCP endpoints: configuration and profiles, sender, receiver, RTT estimation, SACK
-//! scoreboard, Proportional Rate Reduction.
+//! scoreboard, Proportional Rate Reduction, RACK and the Tail Loss Probe.
 //!
 //! Endpoints do no I/O: each call receives the current time and appends what it
 //! wants sent to an `Outbox` (segments, timer requests), which the simulation turns
@@ -7,11 +7,13 @@
 
 pub mod config;
 pub mod prr;
+pub mod rack;
 pub mod receiver;
 pub mod rate;
 pub mod rtt;
 pub mod scoreboard;
 pub mod sender;
+pub mod tlp;
 
 use crate::net::packet::{Ecn, TcpHeader};
 use crate::time::SimTime;
@@ -25,6 +27,10 @@ pub enum TimerKind {
     DelAck,
     /// Pacing: the next segment may leave (sender, when the CC paces).
     Pacing,
+    /// Tail loss probe timeout (sender, RFC 8985 §7).
+    LossProbe,
+    /// RACK reordering timer (sender, RFC 8985 §6.3).
+    Reorder,
 }
 
 /// A segment an endpoint wants to send: the header, its size on the wire and the

@@ -22,6 +22,11 @@
 //!   with CWR arrives; the first CE of such a run is ACKed at once, and the next
 //!   segment too (Linux `tcp_enter_quickack_mode(sk, 2)`), and a segment with CWR is
 //!   ACKed at once (Linux `tcp_ecn_accept_cwr`).
+//! - D-SACK (RFC 2883), with `dsack`: a segment that brings data already received (all
+//!   or part of it, below rcv_nxt or inside an out-of-order block) is reported in the
+//!   first SACK block of the next ACK, once; when the duplicate lies inside an
+//!   out-of-order block, that block comes second (RFC 2883 §4). The D-SACK takes one
+//!   of the 3 blocks (Linux `tcp_dsack_set`, `tcp_dsack_extend`).
 //! - DCTCP feedback (RFC 8257 §3.2, Linux `dctcp_ece_ack_update`), when the flow's
 //!   congestion control needs ECN: ECE reflects the CE state of the latest data
 //!   segment exactly. When that state changes, an ACK delayed so far is sent first
@@ -76,6 +81,9 @@ pub struct TcpReceiver {
     /// DCTCP per-packet CE echo (RFC 8257 §3.2) and the CE state of the last segment.
     per_packet_ce_echo: bool,
     ce_state: bool,
+    /// Report duplicates with D-SACK (RFC 2883), and the range to report next.
+    dsack: bool,
+    pending_dsack: Option<SackBlock>,
 }
 
 impl TcpReceiver {
@@ -104,6 +112,8 @@ impl TcpReceiver {
             quick_acks: 0,
             per_packet_ce_echo: false,
             ce_state: false,
+            dsack: cfg.dsack && cfg.sack,
+            pending_dsack: None,
         }
     }
 
@@ -154,6 +164,9 @@ impl TcpReceiver {
         if end <= self.rcv_nxt {
             // Entirely old: a duplicate (spurious retransmission). ACK at once so the
             // sender learns the state (RFC 5681 §4.2).
+            if end > start {
+                self.note_dsack(start, end);
+            }
             self.send_ack(FLAG_ACK, out);
             return arrival;
         }
@@ -161,7 +174,16 @@ impl TcpReceiver {
             self.fin_seq = Some(end - 1);
         }
         let had_gap = !self.ooo.is_empty();
+        // Parts of this segment already held out of order are duplicates (D-SACK).
+        if self.dsack {
+            if let Some(o) = self.ooo.iter().find(|o| o.start < end && start < o.end) {
+                self.note_dsack(start.max(o.start), end.min(o.end));
+            }
+        }
         if start <= self.rcv_nxt {
+            if start < self.rcv_nxt {
+                self.note_dsack(start, self.rcv_nxt);
+            }
             let before = self.rcv_nxt;
             self.rcv_nxt = end;
             // Pull in buffered ranges that are now contiguous.
@@ -269,6 +291,19 @@ impl TcpReceiver {
         b
     }
 
+    /// Remembers [start, end) as duplicate data for the next ACK's D-SACK block,
+    /// extending a pending one it touches (Linux `tcp_dsack_extend`).
+    fn note_dsack(&mut self, start: u64, end: u64) {
+        if !self.dsack || start >= end {
+            return;
+        }
+        self.pending_dsack = Some(match self.pending_dsack {
+            Some(d) if d.start <= end && start <= d.end => SackBlock { start: d.start.min(start), end: d.end.max(end) },
+            Some(d) => d,
+            None => SackBlock { start, end },
+        });
+    }
+
     fn note_recent(&mut self, blk: SackBlock) {
         // RFC 2018 §4: the first block reports the segment just received; later blocks
         // repeat earlier reports, dropping those now covered by the first.
@@ -306,8 +341,28 @@ impl TcpReceiver {
             ..Default::default()
         };
         if self.sack && flags & FLAG_SYN == 0 {
-            let n = self.sack_order.len().min(SACK_BLOCKS_PER_ACK);
-            hdr.sack[..n].copy_from_slice(&self.sack_order[..n]);
+            let mut n = 0;
+            let mut containing = None;
+            if let Some(d) = self.pending_dsack.take() {
+                // RFC 2883 §4: the D-SACK first, then the block containing it if any.
+                hdr.sack[0] = d;
+                n = 1;
+                containing = self.ooo.iter().find(|o| o.start <= d.start && d.end <= o.end).copied();
+                if let Some(c) = containing {
+                    hdr.sack[1] = c;
+                    n = 2;
+                }
+            }
+            for b in &self.sack_order {
+                if n == SACK_BLOCKS_PER_ACK {
+                    break;
+                }
+                if containing == Some(*b) {
+                    continue;
+                }
+                hdr.sack[n] = *b;
+                n += 1;
+            }
             hdr.nsack = n as u8;
         }
         // SACK option: kind + length (2 bytes) + 8 bytes per block, padded to 4 bytes.
@@ -479,6 +534,35 @@ mod tests {
         r.on_segment_ecn(&seg(3), Ecn::Ect0, SimTime(4), &mut out);
         let got: Vec<(u64, bool)> = out.segments.iter().map(|s| (s.hdr.ack, s.hdr.is_ece())).collect();
         assert_eq!(got, [(3001, true), (4001, false)]);
+    }
+
+    #[test]
+    fn dsack_reports_duplicates_once() {
+        let mut cfg = TcpConfig::profile("ns2-sack").unwrap();
+        cfg.dsack = true;
+        let mut r = TcpReceiver::new(&cfg);
+        let mut out = Outbox::default();
+        r.on_segment(&TcpHeader { flags: FLAG_SYN, ..Default::default() }, SimTime(0), &mut out);
+        out.clear();
+        r.on_segment(&data(1, 100), SimTime(1), &mut out);
+        // A duplicate below rcv_nxt: the next ACK's first block is it (ack 101).
+        r.on_segment(&data(1, 100), SimTime(2), &mut out);
+        let h = out.segments.last().unwrap().hdr;
+        assert_eq!((h.ack, h.sack_blocks()), (101, &[SackBlock { start: 1, end: 101 }][..]));
+        // Out of order [201, 301), then a duplicate of it: D-SACK, then the block
+        // holding it; the following ACK has no D-SACK any more.
+        r.on_segment(&data(201, 100), SimTime(3), &mut out);
+        r.on_segment(&data(201, 100), SimTime(4), &mut out);
+        let h = out.segments.last().unwrap().hdr;
+        assert_eq!(h.sack_blocks(), &[SackBlock { start: 201, end: 301 }, SackBlock { start: 201, end: 301 }]);
+        r.on_segment(&data(401, 100), SimTime(5), &mut out);
+        let h = out.segments.last().unwrap().hdr;
+        assert_eq!(h.sack_blocks(), &[SackBlock { start: 401, end: 501 }, SackBlock { start: 201, end: 301 }]);
+        // Without the knob (ns2-sack's default) no D-SACK.
+        let (mut r, mut out) = rx("ns2-sack");
+        r.on_segment(&data(1, 100), SimTime(1), &mut out);
+        r.on_segment(&data(1, 100), SimTime(2), &mut out);
+        assert_eq!(out.segments.last().unwrap().hdr.nsack, 0);
     }
 }
 

@@ -42,11 +42,24 @@
 //!   fast recovery and CWR, each ACK sets cwnd = pipe + sndcnt instead of cwnd =
 //!   ssthresh at once; the reduction ends with cwnd = ssthresh. PRR covers SACK
 //!   recovery only: without SACK, fast recovery stays RFC 6582's (window inflation).
+//! - RACK (`rack`, RFC 8985 §6, module `rack`): with SACK, losses are marked by time
+//!   (the scoreboard's IsLost() pass is off) and fast recovery starts as soon as a
+//!   segment is deemed lost (Linux `tcp_time_to_recover`: `lost_out > 0`); the
+//!   duplicate-ACK threshold survives as RACK's zero reordering window once DupThresh
+//!   segments are SACKed. The reordering timer re-runs the detection. In the Open and
+//!   CWR states the data in flight is RFC 6675's pipe, as Linux's
+//!   `tcp_packets_in_flight` (SACKed data leaves the window, so Limited Transmit is
+//!   implicit).
+//! - Tail Loss Probe (`tlp`, RFC 8985 §7, module `tlp`): the probe timer is re-armed
+//!   after new data is sent and on ACKs of new data, in Open and CWR only; a probe
+//!   that repaired a loss reduces the window once.
 //!
 //! Sequence space: SYN = 0, data bytes 1..=N, FIN = N+1 for finite transfers.
 
 use super::config::TcpConfig;
 use super::prr::{Prr, PrrAck};
+use super::rack::{has_dsack, Rack};
+use super::tlp::{self, ProbeOutcome, Tlp};
 use super::rate::RateSampler;
 use super::rtt::RttEstimator;
 use super::scoreboard::Scoreboard;
@@ -89,6 +102,9 @@ pub struct SenderStats {
     pub frto_spurious: u64,
     /// Window reductions in response to ECN-Echo (entries into CWR).
     pub ecn_reductions: u64,
+    /// Tail loss probes sent, and those that repaired a loss (RFC 8985 §7).
+    pub tlp_probes: u64,
+    pub tlp_loss_repairs: u64,
 }
 
 /// An RTO the sender just took: what it retransmitted, for the spurious verdict.
@@ -132,6 +148,9 @@ pub struct TcpSender {
     /// This ACK's Karn-clean RTT sample and the minimum of all such samples.
     ack_rtt: Option<SimDuration>,
     min_rtt: Option<SimDuration>,
+    /// The handshake's RTT sample (an unambiguous SYN), which Linux's `tcp_min_rtt`
+    /// includes; RACK's min_RTT does too.
+    syn_rtt: Option<SimDuration>,
     /// Earliest time the next segment may leave when the CC paces.
     next_send_time: SimTime,
     pacing_timer: LazyTimer,
@@ -149,6 +168,12 @@ pub struct TcpSender {
     /// What the ACK being processed tells PRR, and whether PRR already acted on it.
     prr_ack: PrrAck,
     prr_applied: bool,
+    /// RACK loss detection and its reordering timer (SACK connections with `rack`).
+    rack: Option<Rack>,
+    reo_timer: LazyTimer,
+    /// The tail loss probe episode and its timer (SACK connections with `tlp`).
+    tlp: Option<Tlp>,
+    pto_timer: LazyTimer,
     /// Set when the state an observer traces (cwnd, ssthresh, srtt, rto, ca) changed.
     pub trace_dirty: bool,
 }
@@ -166,7 +191,12 @@ impl TcpSender {
         let ssthresh = cbi_ssthresh.or(cfg.initial_ssthresh).unwrap_or(u64::MAX);
         let w = Window::new(cfg.iw.bytes(mss), ssthresh, mss, cfg.byte_counting, cfg.abc_limit);
         let rtt = RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto);
-        let scoreboard = cfg.sack.then(|| Scoreboard::new(mss, cfg.dupack_threshold));
+        let mut scoreboard = cfg.sack.then(|| Scoreboard::new(mss, cfg.dupack_threshold));
+        let rack = (cfg.rack && cfg.sack).then(Rack::default);
+        if let Some(sb) = scoreboard.as_mut() {
+            sb.set_rack_marking(rack.is_some());
+        }
+        let tlp = (cfg.tlp && cfg.sack).then(Tlp::default);
         let ecn_requested = cfg.ecn || cc.needs_ecn();
         TcpSender {
             cc,
@@ -195,6 +225,7 @@ impl TcpSender {
             pending_rate_sample: None,
             ack_rtt: None,
             min_rtt: None,
+            syn_rtt: None,
             next_send_time: SimTime::ZERO,
             pacing_timer: LazyTimer::default(),
             stats: SenderStats::default(),
@@ -205,6 +236,10 @@ impl TcpSender {
             prr: None,
             prr_ack: PrrAck { delivered: 0, pipe: 0, una_advanced: false, newly_lost: false },
             prr_applied: false,
+            rack,
+            reo_timer: LazyTimer::default(),
+            tlp,
+            pto_timer: LazyTimer::default(),
             trace_dirty: true,
             cfg,
         }
@@ -286,6 +321,7 @@ impl TcpSender {
         if self.syn_attempts == 1 {
             // Karn: only an unambiguous SYN gives a sample.
             self.rtt.sample(now - self.syn_sent_at);
+            self.syn_rtt = Some(now - self.syn_sent_at);
         } else {
             // RFC 6298 §5.7 and RFC 5681 §3.1 after a SYN timeout.
             if self.cfg.initial_rto < SimDuration::from_secs(3) {
@@ -296,6 +332,7 @@ impl TcpSender {
         self.rto_timer.cancel();
         self.trace_dirty = true;
         self.try_send(now, out);
+        self.schedule_loss_probe(now, out);
     }
 
     fn on_data_ack(&mut self, hdr: &TcpHeader, now: SimTime, out: &mut Outbox) {
@@ -305,16 +342,32 @@ impl TcpSender {
         }
         self.rwnd = hdr.wnd;
         let prior_in_flight = self.flight_size();
+        let segs_before = self.stats.segs_sent;
+        let una_advanced = ack > self.snd_una;
         let mut sack_new = false;
         let (mut newly_delivered, mut newly_lost) = (ack.saturating_sub(self.snd_una), 0);
+        let mut upd = None;
         if let Some(sb) = self.scoreboard.as_mut() {
-            let upd = sb.on_ack(ack, hdr.sack_blocks());
-            sack_new = upd.new_sack_info;
-            newly_delivered = upd.delivered;
-            newly_lost = upd.newly_lost;
+            let u = sb.on_ack(ack, hdr.sack_blocks());
+            sack_new = u.new_sack_info;
+            newly_delivered = u.delivered;
+            newly_lost = u.newly_lost;
+            upd = Some(u);
+        }
+        // A D-SACK leads the blocks (RFC 2883); the newest regular block follows it.
+        let dsack = self.scoreboard.is_some() && has_dsack(hdr.sack_blocks(), ack);
+        let regular = &hdr.sack_blocks()[dsack as usize..];
+        // RACK (RFC 8985 §6.2 steps 1-6; min_RTT as of the previous ACK).
+        if let (Some(u), true) = (upd, self.rack.is_some()) {
+            let snd_una = ack.max(self.snd_una);
+            let min_rtt = self.rack_min_rtt();
+            let rack = self.rack.as_mut().expect("checked");
+            rack.on_ack(&u, now, min_rtt);
+            rack.on_dsack(dsack, snd_una, self.snd_max);
+            newly_lost += self.rack_detect(now, out);
         }
         // Delivery-rate sample and the per-ACK RTT sample (Karn-clean) for the CC.
-        let top_sack = if sack_new { hdr.sack_blocks().first().map(|b| b.end) } else { None };
+        let top_sack = if sack_new { regular.first().map(|b| b.end) } else { None };
         let (rs, ack_rtt) = self.rate.on_ack(
             now,
             ack.max(self.snd_una),
@@ -326,11 +379,17 @@ impl TcpSender {
         );
         self.pending_rate_sample = rs;
         self.ack_rtt = ack_rtt;
-        self.prr_ack = PrrAck { delivered: newly_delivered, pipe: 0, una_advanced: ack > self.snd_una, newly_lost: newly_lost > 0 };
+        self.prr_ack = PrrAck { delivered: newly_delivered, pipe: 0, una_advanced, newly_lost: newly_lost > 0 };
         self.prr_applied = false;
         if let Some(r) = ack_rtt {
             self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
             self.cc.on_rtt_sample(r, now);
+        }
+        // The tail loss probe's ACK (RFC 8985 §7.4).
+        if let Some(t) = self.tlp.as_mut() {
+            if t.on_ack(ack, dsack, una_advanced, sack_new) == ProbeOutcome::LossRepaired {
+                self.tlp_reduce(now);
+            }
         }
         // ECN-Echo (RFC 3168 §6.1.2): tell the CC (DCTCP's alpha), and reduce once per
         // window of data if nothing else has reduced it.
@@ -352,6 +411,9 @@ impl TcpSender {
             }
             self.take_rtt_sample(ack, now);
             self.dupacks = 0;
+            if self.rack_recovery_due() {
+                self.enter_recovery(now, out);
+            }
             self.on_new_ack(acked, prior_in_flight, now, out);
         } else if ack == self.snd_una && hdr.len == 0 && self.flight_size() > 0 {
             let is_dup = self.scoreboard.is_none() || sack_new;
@@ -388,14 +450,140 @@ impl TcpSender {
             self.phase = Phase::Closed;
             self.rto_timer.cancel();
             self.pacing_timer.cancel();
+            self.pto_timer.cancel();
+            self.reo_timer.cancel();
+        } else if una_advanced || self.stats.segs_sent > segs_before {
+            self.schedule_loss_probe(now, out);
         }
         self.trace_dirty = true;
+    }
+
+    /// RACK's loss scan now (steps 4-6): marks losses, arms or stops the reordering
+    /// timer; returns the octets newly deemed lost.
+    fn rack_detect(&mut self, now: SimTime, out: &mut Outbox) -> u64 {
+        let (Some(rack), Some(sb)) = (self.rack.as_ref(), self.scoreboard.as_mut()) else { return 0 };
+        let in_recovery = matches!(self.ca, CaState::Recovery | CaState::Loss);
+        let dupthresh_sacked = sb.sacked_bytes() > (self.cfg.dupack_threshold.max(1) as u64 - 1) * self.cfg.mss as u64;
+        let min_rtt = match (self.min_rtt, self.syn_rtt) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let reo_wnd = rack.reo_wnd(in_recovery, dupthresh_sacked, min_rtt, self.rtt.srtt());
+        let (lost, timeout) = rack.detect_losses(sb, now, reo_wnd);
+        match timeout {
+            Some(t) => {
+                self.reo_timer.arm(TimerKind::Reorder, now + t, out);
+                self.pto_timer.cancel();
+            }
+            None => self.reo_timer.cancel(),
+        }
+        lost
+    }
+
+    /// RACK's min_RTT: the smallest RTT sample, the handshake's included.
+    fn rack_min_rtt(&self) -> Option<SimDuration> {
+        match (self.min_rtt, self.syn_rtt) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// RACK says fast recovery should start (Linux `tcp_time_to_recover` with RACK:
+    /// something is deemed lost).
+    fn rack_recovery_due(&self) -> bool {
+        self.rack.is_some()
+            && matches!(self.ca, CaState::Open | CaState::Cwr)
+            && self.frto == Frto::Off
+            && self.scoreboard.as_ref().is_some_and(|sb| sb.lost_bytes() > 0 && sb.may_enter_recovery())
+    }
+
+    /// The RACK reordering timer event of generation `gen` (RFC 8985 §6.3, Linux
+    /// `tcp_rack_reo_timeout`): losses now due start recovery and are retransmitted.
+    pub fn on_reorder_timer(&mut self, gen: u32, now: SimTime, out: &mut Outbox) {
+        if !self.reo_timer.fire(TimerKind::Reorder, gen, now, out) || self.phase != Phase::Established {
+            return;
+        }
+        if self.rack_detect(now, out) > 0 {
+            if self.rack_recovery_due() {
+                // As Linux: PRR sees one segment delivered, no ACK behind it.
+                self.prr_ack = PrrAck { delivered: self.cfg.mss as u64, pipe: 0, una_advanced: false, newly_lost: false };
+                self.prr_applied = false;
+                self.enter_recovery(now, out);
+            }
+            self.try_send(now, out);
+        }
+        self.schedule_loss_probe(now, out);
+        self.trace_dirty = true;
+    }
+
+    /// Arms the probe timer if a tail loss probe may be sent (RFC 8985 §7.2), or
+    /// stops it.
+    fn schedule_loss_probe(&mut self, now: SimTime, out: &mut Outbox) {
+        if self.tlp.is_none() {
+            return;
+        }
+        let flight = self.flight_size();
+        if !matches!(self.ca, CaState::Open | CaState::Cwr)
+            || flight == 0
+            || self.phase != Phase::Established
+            || self.reo_timer.deadline().is_some()
+        {
+            self.pto_timer.cancel();
+            return;
+        }
+        let rto_left = self.rto_timer.deadline().map_or(self.rtt.rto(), |d| SimDuration(d.0.saturating_sub(now.0)));
+        let pto = tlp::pto(self.rtt.srtt(), flight <= self.cfg.mss as u64, rto_left);
+        self.pto_timer.arm(TimerKind::LossProbe, now + pto, out);
+    }
+
+    /// The probe timer event of generation `gen` (RFC 8985 §7.3, Linux
+    /// `tcp_send_loss_probe`): one new segment if allowed, else the highest one again.
+    pub fn on_loss_probe_timer(&mut self, gen: u32, now: SimTime, out: &mut Outbox) {
+        if !self.pto_timer.fire(TimerKind::LossProbe, gen, now, out) {
+            return;
+        }
+        let Some(t) = self.tlp else { return };
+        if t.outstanding() || !matches!(self.ca, CaState::Open | CaState::Cwr) || self.flight_size() == 0 || self.phase != Phase::Established {
+            return;
+        }
+        let mss = self.cfg.mss as u64;
+        let new_ok = self.has_unsent_data(self.snd_max) && self.snd_max + mss <= self.snd_una.saturating_add(self.rwnd.max(mss));
+        let retransmitted = !new_ok;
+        if new_ok {
+            self.snd_nxt = self.snd_max;
+            self.send_segment_at(self.snd_max, now, out);
+        } else {
+            let seq = self.scoreboard.as_ref().and_then(|sb| sb.last_segment()).map_or(self.snd_una, |(s, _)| s);
+            self.retransmit_at(seq, now, out);
+        }
+        if let Some(t) = self.tlp.as_mut() {
+            t.on_probe(self.snd_max, retransmitted);
+        }
+        self.stats.tlp_probes += 1;
+        self.rto_timer.arm(TimerKind::Rto, now + self.rtt.rto(), out);
+        self.trace_dirty = true;
+    }
+
+    /// A probe repaired a loss: reduce the window once (Linux: enter CWR and end it
+    /// at once, cwnd = ssthresh).
+    fn tlp_reduce(&mut self, now: SimTime) {
+        if !matches!(self.ca, CaState::Open | CaState::Cwr) {
+            return;
+        }
+        let flight = self.flight_size();
+        self.w.ssthresh = self.cc.ssthresh_after_loss(&self.w, flight);
+        self.w.cwnd = self.w.ssthresh;
+        self.prr = None;
+        self.stats.tlp_loss_repairs += 1;
+        self.set_ca(CaState::Cwr, now);
+        self.set_ca(CaState::Open, now);
     }
 
     /// The pacing timer event of generation `gen`: send what is now allowed.
     pub fn on_pacing_timer(&mut self, gen: u32, now: SimTime, out: &mut Outbox) {
         if self.pacing_timer.fire(TimerKind::Pacing, gen, now, out) {
             self.try_send(now, out);
+            self.schedule_loss_probe(now, out);
         }
     }
 
@@ -518,6 +706,11 @@ impl TcpSender {
 
     fn on_dupack(&mut self, now: SimTime, out: &mut Outbox) {
         match self.ca {
+            CaState::Open | CaState::Cwr if self.rack.is_some() => {
+                if self.rack_recovery_due() {
+                    self.enter_recovery(now, out);
+                }
+            }
             CaState::Open | CaState::Cwr => {
                 let lost_by_sack = self
                     .scoreboard
@@ -552,6 +745,10 @@ impl TcpSender {
         self.cwr_pending |= self.ecn_ok;
         self.high_seq = self.snd_max;
         self.recover = self.snd_max - 1;
+        if let Some(t) = self.tlp.as_mut() {
+            t.clear();
+        }
+        self.pto_timer.cancel();
         self.stats.fast_retransmits += 1;
         self.set_ca(CaState::Recovery, now);
         self.timed = None;
@@ -565,7 +762,10 @@ impl TcpSender {
                 self.w.cwnd = self.w.ssthresh;
             }
             let sb = self.scoreboard.as_mut().expect("SACK recovery");
-            if let Some((seq, _)) = sb.enter_recovery() {
+            let first = sb.enter_recovery();
+            // With RACK the lost segments go out through NextSeg (Linux retransmits
+            // only what is marked lost); RFC 6675 (4.3) retransmits the first one.
+            if let (Some((seq, _)), None) = (first, self.rack.as_ref()) {
                 self.retransmit_at(seq, now, out);
             }
         } else {
@@ -590,6 +790,9 @@ impl TcpSender {
         self.high_seq = self.snd_max;
         self.cwr_pending = true;
         self.stats.ecn_reductions += 1;
+        if let Some(t) = self.tlp.as_mut() {
+            t.clear();
+        }
         self.set_ca(CaState::Cwr, now);
     }
 
@@ -611,6 +814,11 @@ impl TcpSender {
     fn set_ca(&mut self, to: CaState, now: SimTime) {
         if self.ca != to {
             let from = self.ca;
+            if to == CaState::Open && matches!(from, CaState::Recovery | CaState::Loss) {
+                if let Some(r) = self.rack.as_mut() {
+                    r.on_recovery_exit();
+                }
+            }
             self.ca = to;
             self.cc.on_state_change(&mut self.w, from, to, now);
         }
@@ -650,9 +858,18 @@ impl TcpSender {
                 self.prr = None;
                 self.set_ca(CaState::Loss, now);
                 self.cc.on_rto(&mut self.w, now);
+                let rack_rtt = self.rack.as_ref().map(|r| r.rtt());
                 if let Some(sb) = self.scoreboard.as_mut() {
-                    sb.mark_all_lost_for_rto();
+                    match rack_rtt {
+                        Some(rtt) => sb.rack_mark_rto_losses(now, rtt),
+                        None => sb.mark_all_lost_for_rto(),
+                    }
                 }
+                if let Some(t) = self.tlp.as_mut() {
+                    t.clear();
+                }
+                self.pto_timer.cancel();
+                self.reo_timer.cancel();
                 // F-RTO in its basic form, also with SACK (as Linux allows): the SACK
                 // board's RTO loss marking is undone if the timeout proves spurious.
                 self.frto = if self.cfg.frto { Frto::AwaitFirst } else { Frto::Off };
@@ -726,7 +943,7 @@ impl TcpSender {
             self.timed = Some((end, now));
         }
         if let Some(sb) = self.scoreboard.as_mut() {
-            sb.on_send(seq, len + fin as u32, retransmission);
+            sb.on_send_at(seq, len + fin as u32, retransmission, now);
         }
         self.snd_nxt = self.snd_nxt.max(end);
         if end > self.snd_max {
@@ -774,9 +991,13 @@ impl TcpSender {
             }
             let (len, fin) = self.segment_at(seq);
             let seg = (len as u64).max(1);
-            let in_flight = self.snd_nxt - self.snd_una;
+            // With RACK, what is in flight is pipe (Linux `tcp_packets_in_flight`).
+            let in_flight = match (&self.rack, &self.scoreboard) {
+                (Some(_), Some(sb)) if self.snd_nxt >= self.snd_max => sb.pipe(),
+                _ => self.snd_nxt - self.snd_una,
+            };
             let mut window = self.w.cwnd;
-            if matches!(self.ca, CaState::Open | CaState::Cwr) && self.cfg.limited_transmit && self.dupacks > 0 && self.dupacks < self.cfg.dupack_threshold {
+            if self.rack.is_none() && matches!(self.ca, CaState::Open | CaState::Cwr) && self.cfg.limited_transmit && self.dupacks > 0 && self.dupacks < self.cfg.dupack_threshold {
                 // RFC 3042 §2: one extra segment per duplicate ACK, new data only.
                 if seq >= self.snd_max {
                     window += self.dupacks as u64 * mss;
