@@ -59,6 +59,11 @@ pub struct Link {
     /// Packets the queue dropped other than an arriving one (AQM head drops), kept
     /// between calls so that dropping allocates nothing.
     pub aqm_drops: Vec<(QueuedPacket, DropCause)>,
+    /// What the queue needs from the link, so that drop-tail pays for none of it:
+    /// flow keys, draining `aqm_drops`, writing CE marks back.
+    pub hashes_flows: bool,
+    pub drops_queued: bool,
+    pub marks_ecn: bool,
 }
 
 impl Link {
@@ -89,6 +94,9 @@ impl Link {
             pipe: VecDeque::with_capacity(64),
             stats: LinkStats::default(),
             aqm_drops: Vec::with_capacity(64),
+            hashes_flows: false,
+            drops_queued: false,
+            marks_ecn: false,
         }
     }
 

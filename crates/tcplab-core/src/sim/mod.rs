@@ -126,7 +126,7 @@ impl Simulation {
                         .map_err(|m| format!("link '{}' error: {m}", l.name))?,
                 ),
             };
-            links.push(Link::new(
+            let mut link = Link::new(
                 i as LinkId,
                 l.name.clone(),
                 graph.node_index(&l.from).unwrap(),
@@ -136,7 +136,11 @@ impl Simulation {
                 queue,
                 error,
                 RngStream::new(seed, &format!("link:{}:queue", l.name)),
-            ));
+            );
+            link.hashes_flows = qcfg.hashes_flows();
+            link.drops_queued = qcfg.drops_queued_packets();
+            link.marks_ecn = qcfg.marks_ecn();
+            links.push(link);
         }
         let node = |field: &str, name: &str| {
             graph.node_index(name).ok_or_else(|| {
@@ -345,15 +349,17 @@ impl Simulation {
 
     fn enqueue(&mut self, l: LinkId, pkt: PacketId, now: SimTime) {
         let p = self.pool.get(pkt);
-        // The flow key stands for the 5-tuple: flow id (ports) and both end nodes.
-        let flow_key = ((p.flow as u64) << 40) ^ ((p.src as u64) << 20) ^ p.dst as u64;
-        let queued = QueuedPacket { id: pkt, size: p.size, flow_key, enqueued_at: now, ecn: p.ecn };
         let link = &mut self.links[l as usize];
+        // The flow key stands for the 5-tuple: the flow id (addresses and ports) and
+        // the direction.
+        let flow_key = if link.hashes_flows { (p.flow << 1) | (p.src > p.dst) as u32 } else { 0 };
+        let queued = QueuedPacket { id: pkt, size: p.size, ecn: p.ecn };
         link.account(now);
         let mut ctx = EnqueueCtx {
             now,
             in_service_bytes: link.in_service.map(|(_, s)| s),
             rng: &mut link.queue_rng,
+            flow_key,
             dropped: &mut link.aqm_drops,
         };
         match link.queue.enqueue(queued, &mut ctx) {
@@ -376,11 +382,12 @@ impl Simulation {
 
     /// Takes the link's next packet from its queue and starts serializing it. A CE
     /// mark the queue set is written into the packet (and counted once).
+    #[inline(always)]
     fn start_next_tx(&mut self, l: LinkId, now: SimTime) {
         let link = &mut self.links[l as usize];
         let mut ctx = DequeueCtx { now, dropped: &mut link.aqm_drops };
         if let Some(q) = link.queue.dequeue(&mut ctx) {
-            if q.ecn == Ecn::Ce {
+            if link.marks_ecn && q.ecn == Ecn::Ce {
                 let p = self.pool.get_mut(q.id);
                 if p.ecn != Ecn::Ce {
                     p.ecn = Ecn::Ce;
@@ -393,10 +400,17 @@ impl Simulation {
     }
 
     /// Frees and records the packets a queue dropped besides an arriving one.
+    #[inline(always)]
     fn flush_aqm_drops(&mut self, l: LinkId, now: SimTime) {
-        if self.links[l as usize].aqm_drops.is_empty() {
-            return;
+        let link = &self.links[l as usize];
+        if link.drops_queued && !link.aqm_drops.is_empty() {
+            self.free_aqm_drops(l, now);
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn free_aqm_drops(&mut self, l: LinkId, now: SimTime) {
         let mut drops = std::mem::take(&mut self.links[l as usize].aqm_drops);
         for (p, cause) in drops.drain(..) {
             self.links[l as usize].record_drop(cause);

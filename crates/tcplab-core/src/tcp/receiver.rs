@@ -340,7 +340,11 @@ impl TcpReceiver {
             wnd: self.adv_window.saturating_sub(self.ooo_bytes),
             ..Default::default()
         };
-        if self.sack && flags & FLAG_SYN == 0 {
+        if self.sack && flags & FLAG_SYN == 0 && self.pending_dsack.is_none() {
+            let n = self.sack_order.len().min(SACK_BLOCKS_PER_ACK);
+            hdr.sack[..n].copy_from_slice(&self.sack_order[..n]);
+            hdr.nsack = n as u8;
+        } else if self.sack && flags & FLAG_SYN == 0 {
             let mut n = 0;
             let mut containing = None;
             if let Some(d) = self.pending_dsack.take() {

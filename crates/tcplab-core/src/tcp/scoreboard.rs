@@ -822,7 +822,7 @@ impl Scoreboard {
                 if f.lost {
                     self.lost_bytes -= f.unsacked();
                 }
-                if f.sacked < f.len {
+                if self.rack_marking && f.sacked < f.len {
                     Self::note_delivered(&f, prior_fack, up);
                 }
                 self.segs.pop_front();
@@ -928,7 +928,7 @@ impl Scoreboard {
             if s.lost {
                 self.lost_bytes -= ov;
             }
-            if s.sacked == s.len {
+            if self.rack_marking && s.sacked == s.len {
                 let g = *s;
                 Self::note_delivered(&g, prior_fack, up);
             }

@@ -355,7 +355,7 @@ impl TcpSender {
             upd = Some(u);
         }
         // A D-SACK leads the blocks (RFC 2883); the newest regular block follows it.
-        let dsack = self.scoreboard.is_some() && has_dsack(hdr.sack_blocks(), ack);
+        let dsack = hdr.nsack > 0 && has_dsack(hdr.sack_blocks(), ack);
         let regular = &hdr.sack_blocks()[dsack as usize..];
         // RACK (RFC 8985 §6.2 steps 1-6; min_RTT as of the previous ACK).
         if let (Some(u), true) = (upd, self.rack.is_some()) {
@@ -394,12 +394,14 @@ impl TcpSender {
         // ECN-Echo (RFC 3168 §6.1.2): tell the CC (DCTCP's alpha), and reduce once per
         // window of data if nothing else has reduced it.
         let ece = self.ecn_ok && hdr.is_ece();
-        self.cc.on_ecn_ack(&EcnAckInfo {
-            delivered: newly_delivered,
-            ece,
-            snd_una: ack.max(self.snd_una),
-            snd_nxt: self.snd_max,
-        });
+        if self.ecn_ok {
+            self.cc.on_ecn_ack(&EcnAckInfo {
+                delivered: newly_delivered,
+                ece,
+                snd_una: ack.max(self.snd_una),
+                snd_nxt: self.snd_max,
+            });
+        }
         if ece && self.ca == CaState::Open {
             self.enter_cwr(now);
         }
@@ -452,7 +454,7 @@ impl TcpSender {
             self.pacing_timer.cancel();
             self.pto_timer.cancel();
             self.reo_timer.cancel();
-        } else if una_advanced || self.stats.segs_sent > segs_before {
+        } else if self.tlp.is_some() && (una_advanced || self.stats.segs_sent > segs_before) {
             self.schedule_loss_probe(now, out);
         }
         self.trace_dirty = true;

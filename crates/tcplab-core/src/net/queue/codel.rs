@@ -36,7 +36,7 @@
 //! `now > first_above_time`, which differs only when the two are equal to the
 //! nanosecond.
 
-use super::{DequeueCtx, DropCause, EnqueueCtx, Fifo, QueueDisc, QueuedPacket, Verdict};
+use super::{DequeueCtx, DropCause, EnqueueCtx, QueueDisc, QueuedPacket, TimedFifo, Verdict};
 use crate::time::{SimDuration, SimTime};
 use serde::{Deserialize, Serialize};
 
@@ -132,18 +132,19 @@ impl CodelConfig {
     }
 }
 
-/// Where CoDel takes packets from: a FIFO, and the backlog its "at most one MTU"
-/// test reads (the whole qdisc's backlog, also for FQ-CoDel's per-flow instances).
+/// Where CoDel takes packets from: a FIFO with arrival times, and the backlog its "at
+/// most one MTU" test reads (the whole qdisc's backlog, also for FQ-CoDel's per-flow
+/// instances).
 pub(crate) trait CodelSource {
-    /// Removes the head packet of this CoDel instance's queue.
-    fn pop(&mut self) -> Option<QueuedPacket>;
+    /// Removes the head packet of this CoDel instance's queue, with its arrival time.
+    fn pop(&mut self) -> Option<(QueuedPacket, SimTime)>;
     /// Bytes queued in the whole qdisc, after the last `pop`.
     fn backlog(&self) -> u64;
 }
 
-impl CodelSource for Fifo {
-    fn pop(&mut self) -> Option<QueuedPacket> {
-        Fifo::pop(self)
+impl CodelSource for TimedFifo {
+    fn pop(&mut self) -> Option<(QueuedPacket, SimTime)> {
+        TimedFifo::pop(self)
     }
     fn backlog(&self) -> u64 {
         self.bytes()
@@ -170,12 +171,12 @@ pub(crate) struct CodelVars {
 impl CodelVars {
     /// RFC 8289 §5.5 `dodequeue`'s test, on a packet already removed from the queue:
     /// may CoDel drop it? Updates `first_above_time`.
-    fn should_drop(&mut self, cfg: &CodelConfig, pkt: Option<&QueuedPacket>, backlog: u64, now: SimTime) -> bool {
-        let Some(p) = pkt else {
+    fn should_drop(&mut self, cfg: &CodelConfig, pkt: Option<&(QueuedPacket, SimTime)>, backlog: u64, now: SimTime) -> bool {
+        let Some((_, arrived)) = pkt else {
             self.first_above_time = None;
             return false;
         };
-        self.ldelay = now.since(p.enqueued_at);
+        self.ldelay = now.since(*arrived);
         if self.ldelay < cfg.target || backlog <= cfg.mtu {
             self.first_above_time = None;
             return false;
@@ -212,7 +213,7 @@ impl CodelVars {
             } else {
                 while self.dropping && now >= self.drop_next {
                     self.count = self.count.saturating_add(1);
-                    let p = pkt.as_mut().expect("a packet is examined in the loop");
+                    let (p, _) = pkt.as_mut().expect("a packet is examined in the loop");
                     if cfg.ecn && p.try_mark_ce() {
                         self.drop_next = cfg.control_law(self.drop_next, self.count);
                         return self.finish(cfg, pkt);
@@ -228,7 +229,7 @@ impl CodelVars {
                 }
             }
         } else if ok_to_drop {
-            let p = pkt.as_mut().expect("ok_to_drop implies a packet");
+            let (p, _) = pkt.as_mut().expect("ok_to_drop implies a packet");
             if !(cfg.ecn && p.try_mark_ce()) {
                 dropped.push((*p, DropCause::Early));
                 pkt = src.pop();
@@ -247,19 +248,18 @@ impl CodelVars {
     }
 
     /// Linux's `ce_threshold` marking of the packet leaving.
-    fn finish(&self, cfg: &CodelConfig, mut pkt: Option<QueuedPacket>) -> Option<QueuedPacket> {
-        if let (Some(p), Some(th)) = (pkt.as_mut(), cfg.ce_threshold) {
-            if self.ldelay > th {
-                p.try_mark_ce();
-            }
+    fn finish(&self, cfg: &CodelConfig, pkt: Option<(QueuedPacket, SimTime)>) -> Option<QueuedPacket> {
+        let (mut p, _) = pkt?;
+        if cfg.ce_threshold.is_some_and(|th| self.ldelay > th) {
+            p.try_mark_ce();
         }
-        pkt
+        Some(p)
     }
 }
 
 /// The `codel` queue discipline: one FIFO under one CoDel instance.
 pub struct Codel {
-    fifo: Fifo,
+    fifo: TimedFifo,
     limit: u32,
     cfg: CodelConfig,
     vars: CodelVars,
@@ -272,7 +272,7 @@ impl Codel {
         }
         let cfg = CodelConfig::checked("codel", p.target, p.interval, p.ecn, p.ce_threshold, p.mtu)?;
         Ok(Codel {
-            fifo: Fifo::with_capacity(p.limit.min(4096) as usize),
+            fifo: TimedFifo::with_capacity(p.limit.min(4096) as usize),
             limit: p.limit,
             cfg,
             vars: CodelVars::default(),
@@ -286,11 +286,11 @@ impl Codel {
 }
 
 impl QueueDisc for Codel {
-    fn enqueue(&mut self, pkt: QueuedPacket, _ctx: &mut EnqueueCtx<'_>) -> Verdict {
+    fn enqueue(&mut self, pkt: QueuedPacket, ctx: &mut EnqueueCtx<'_>) -> Verdict {
         if self.fifo.len() >= self.limit {
             return Verdict::Dropped(DropCause::Overflow);
         }
-        self.fifo.push(pkt);
+        self.fifo.push(pkt, ctx.now);
         Verdict::Enqueued
     }
     fn dequeue(&mut self, ctx: &mut DequeueCtx<'_>) -> Option<QueuedPacket> {
@@ -314,14 +314,15 @@ pub(crate) mod tests {
         SimTime(x * 1_000_000)
     }
 
-    pub(crate) fn pkt(id: u32, at: SimTime, ecn: Ecn) -> QueuedPacket {
-        QueuedPacket { id: PacketId(id), size: 1500, flow_key: 0, enqueued_at: at, ecn }
+    /// A 1500-byte packet arriving at `at`.
+    pub(crate) fn pkt(id: u32, at: SimTime, ecn: Ecn) -> (QueuedPacket, SimTime) {
+        (QueuedPacket { id: PacketId(id), size: 1500, ecn }, at)
     }
 
-    fn offer(q: &mut dyn QueueDisc, p: QueuedPacket) -> Verdict {
+    fn offer(q: &mut dyn QueueDisc, (p, at): (QueuedPacket, SimTime)) -> Verdict {
         let mut rng = RngStream::new(0, "t");
         let mut dropped = Vec::new();
-        let mut ctx = EnqueueCtx { now: p.enqueued_at, in_service_bytes: None, rng: &mut rng, dropped: &mut dropped };
+        let mut ctx = EnqueueCtx { now: at, in_service_bytes: None, rng: &mut rng, flow_key: 0, dropped: &mut dropped };
         q.enqueue(p, &mut ctx)
     }
 

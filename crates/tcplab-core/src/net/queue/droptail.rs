@@ -116,7 +116,7 @@ mod tests {
     fn offer(q: &mut DropTail, size: u32, in_service: Option<u32>) -> Verdict {
         let mut rng = RngStream::new(0, "t");
         let mut dropped = Vec::new();
-        let mut ctx = EnqueueCtx { now: SimTime(0), in_service_bytes: in_service, rng: &mut rng, dropped: &mut dropped };
+        let mut ctx = EnqueueCtx { now: SimTime(0), in_service_bytes: in_service, rng: &mut rng, flow_key: 0, dropped: &mut dropped };
         q.enqueue(QueuedPacket::new(PacketId(0), size), &mut ctx)
     }
 

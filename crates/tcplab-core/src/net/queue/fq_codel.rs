@@ -33,8 +33,8 @@
 //! The hash is not Jenkins' (see above). CoDel deviations are listed in `codel.rs`.
 
 use super::codel::{self, CodelConfig, CodelSource, CodelVars};
-use super::{DequeueCtx, DropCause, EnqueueCtx, Fifo, QueueDisc, QueuedPacket, Verdict};
-use crate::time::SimDuration;
+use super::{DequeueCtx, DropCause, EnqueueCtx, QueueDisc, QueuedPacket, TimedFifo, Verdict};
+use crate::time::{SimDuration, SimTime};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
@@ -112,7 +112,7 @@ enum List {
 }
 
 struct FlowQueue {
-    fifo: Fifo,
+    fifo: TimedFifo,
     deficit: i64,
     cvars: CodelVars,
     list: List,
@@ -134,17 +134,17 @@ pub struct FqCodel {
 
 /// CoDel's view of one flow queue inside the qdisc (Linux `dequeue_func`).
 struct FlowSource<'a> {
-    fifo: &'a mut Fifo,
+    fifo: &'a mut TimedFifo,
     qlen: &'a mut u32,
     backlog: &'a mut u64,
 }
 
 impl CodelSource for FlowSource<'_> {
-    fn pop(&mut self) -> Option<QueuedPacket> {
-        let p = self.fifo.pop()?;
+    fn pop(&mut self) -> Option<(QueuedPacket, SimTime)> {
+        let e = self.fifo.pop()?;
         *self.qlen -= 1;
-        *self.backlog -= p.size as u64;
-        Some(p)
+        *self.backlog -= e.0.size as u64;
+        Some(e)
     }
     fn backlog(&self) -> u64 {
         *self.backlog
@@ -174,7 +174,7 @@ impl FqCodel {
         }
         let cfg = CodelConfig::checked("fq_codel", p.target, p.interval, p.ecn, p.ce_threshold, p.mtu)?;
         let flows = (0..p.flows)
-            .map(|_| FlowQueue { fifo: Fifo::default(), deficit: 0, cvars: CodelVars::default(), list: List::None })
+            .map(|_| FlowQueue { fifo: TimedFifo::default(), deficit: 0, cvars: CodelVars::default(), list: List::None })
             .collect();
         Ok(FqCodel {
             flows,
@@ -192,8 +192,8 @@ impl FqCodel {
 
     /// The queue index of a flow key: the mixed key scaled onto `0..flows` (Linux
     /// `reciprocal_scale`).
-    pub fn bucket(&self, flow_key: u64) -> usize {
-        let h = (mix64(flow_key ^ self.hash_seed) >> 32) as u64;
+    pub fn bucket(&self, flow_key: u32) -> usize {
+        let h = mix64(flow_key as u64 ^ self.hash_seed) >> 32;
         ((h * self.flows.len() as u64) >> 32) as usize
     }
 
@@ -211,7 +211,7 @@ impl FqCodel {
         let threshold = max / 2;
         let f = &mut self.flows[idx];
         let (mut len, mut n) = (0u64, 0u32);
-        while let Some(p) = f.fifo.pop() {
+        while let Some((p, _)) = f.fifo.pop() {
             len += p.size as u64;
             n += 1;
             dropped.push((p, DropCause::Overflow));
@@ -232,11 +232,10 @@ impl FqCodel {
 }
 
 impl QueueDisc for FqCodel {
-    fn enqueue(&mut self, mut pkt: QueuedPacket, ctx: &mut EnqueueCtx<'_>) -> Verdict {
-        let idx = self.bucket(pkt.flow_key);
-        pkt.enqueued_at = ctx.now;
+    fn enqueue(&mut self, pkt: QueuedPacket, ctx: &mut EnqueueCtx<'_>) -> Verdict {
+        let idx = self.bucket(ctx.flow_key);
         let f = &mut self.flows[idx];
-        f.fifo.push(pkt);
+        f.fifo.push(pkt, ctx.now);
         if f.list == List::None {
             f.list = List::New;
             f.deficit = self.quantum;
@@ -319,19 +318,20 @@ mod tests {
     use crate::rng::RngStream;
     use crate::time::SimTime;
 
-    fn pkt(id: u32, flow: u64, size: u32) -> QueuedPacket {
-        QueuedPacket { id: PacketId(id), size, flow_key: flow, enqueued_at: SimTime::ZERO, ecn: Ecn::NotEct }
+    /// A packet of flow `flow`.
+    fn pkt(id: u32, flow: u32, size: u32) -> (QueuedPacket, u32) {
+        (QueuedPacket { id: PacketId(id), size, ecn: Ecn::NotEct }, flow)
     }
 
-    fn offer(q: &mut FqCodel, p: QueuedPacket, dropped: &mut Vec<(QueuedPacket, DropCause)>) -> Verdict {
+    fn offer(q: &mut FqCodel, (p, flow): (QueuedPacket, u32), dropped: &mut Vec<(QueuedPacket, DropCause)>) -> Verdict {
         let mut rng = RngStream::new(0, "t");
-        let mut ctx = EnqueueCtx { now: SimTime::ZERO, in_service_bytes: None, rng: &mut rng, dropped };
+        let mut ctx = EnqueueCtx { now: SimTime::ZERO, in_service_bytes: None, rng: &mut rng, flow_key: flow, dropped };
         q.enqueue(p, &mut ctx)
     }
 
     /// Two flow keys that land in different buckets under this seed.
-    fn two_flows(q: &FqCodel) -> (u64, u64) {
-        let a = 1u64;
+    fn two_flows(q: &FqCodel) -> (u32, u32) {
+        let a = 1u32;
         let b = (2..100).find(|&k| q.bucket(k) != q.bucket(a)).unwrap();
         (a, b)
     }
@@ -351,10 +351,16 @@ mod tests {
         for i in 10..20 {
             offer(&mut q, pkt(i, b, 500), &mut dropped);
         }
+        // Ids 0..10 are A's, 10..20 B's, 99 C's.
+        let flow_of = |p: QueuedPacket| match p.id.0 {
+            0..10 => a,
+            10..20 => b,
+            _ => 0,
+        };
         let mut order = Vec::new();
         let mut ctx = DequeueCtx { now: SimTime(1), dropped: &mut dropped };
         for _ in 0..8 {
-            order.push(q.dequeue(&mut ctx).unwrap().flow_key);
+            order.push(flow_of(q.dequeue(&mut ctx).unwrap()));
         }
         assert_eq!(order, [a, a, b, b, b, b, a, b]);
         // A sparse packet of flow C arriving now is sent next: C joins the new list
@@ -362,10 +368,10 @@ mod tests {
         let c = (100..200).find(|&k| q.bucket(k) != q.bucket(a) && q.bucket(k) != q.bucket(b)).unwrap();
         offer(&mut q, pkt(99, c, 200), &mut dropped);
         let mut ctx = DequeueCtx { now: SimTime(2), dropped: &mut dropped };
-        assert_eq!(q.dequeue(&mut ctx).unwrap().flow_key, c);
+        assert_eq!(q.dequeue(&mut ctx).unwrap().id.0, 99);
         // The next dequeue finds C empty at the head of the new list and moves it to
         // the old list (old flows are waiting), then serves B (deficit 528 left).
-        assert_eq!(q.dequeue(&mut ctx).unwrap().flow_key, b);
+        assert_eq!(flow_of(q.dequeue(&mut ctx).unwrap()), b);
         assert_eq!(q.list_lengths(), (0, 3));
     }
 
@@ -403,7 +409,7 @@ mod tests {
         let q1 = FqCodel::new(&FqCodelParams::default(), 1).unwrap();
         let q2 = FqCodel::new(&FqCodelParams::default(), 1).unwrap();
         let q3 = FqCodel::new(&FqCodelParams::default(), 2).unwrap();
-        let keys: Vec<u64> = (0..64).collect();
+        let keys: Vec<u32> = (0..64).collect();
         let b1: Vec<usize> = keys.iter().map(|&k| q1.bucket(k)).collect();
         let b2: Vec<usize> = keys.iter().map(|&k| q2.bucket(k)).collect();
         let b3: Vec<usize> = keys.iter().map(|&k| q3.bucket(k)).collect();

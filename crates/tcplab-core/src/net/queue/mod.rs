@@ -30,25 +30,22 @@ use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
-/// A packet waiting in a queue: its pool id, size in bytes, and what AQMs read from it
-/// (its flow, its arrival time at this queue, its IP ECN field).
+/// A packet waiting in a queue: its pool id, its size in bytes and its IP ECN field.
+/// Kept to 12 bytes (an `Option` of it returns in registers): disciplines that need
+/// arrival times keep them beside the packets (`TimedFifo`), and the flow key comes
+/// with the arrival (`EnqueueCtx::flow_key`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct QueuedPacket {
     pub id: PacketId,
     pub size: u32,
-    /// Identifies the transport flow and direction (the simulator's 5-tuple), for
-    /// flow-queuing disciplines. Equal for all packets of one flow in one direction.
-    pub flow_key: u64,
-    /// When the packet was offered to this queue (CoDel's and PIE's timestamp).
-    pub enqueued_at: SimTime,
     /// The IP ECN field; a discipline that marks sets it to `Ecn::Ce`.
     pub ecn: Ecn,
 }
 
 impl QueuedPacket {
-    /// A Not-ECT packet of flow 0 offered at time 0 (tests and simple callers).
+    /// A Not-ECT packet.
     pub fn new(id: PacketId, size: u32) -> Self {
-        QueuedPacket { id, size, flow_key: 0, enqueued_at: SimTime::ZERO, ecn: Ecn::NotEct }
+        QueuedPacket { id, size, ecn: Ecn::NotEct }
     }
 
     /// RFC 3168 §5: marks CE if the packet is ECN-capable (ECT(0), ECT(1) or already
@@ -102,6 +99,10 @@ pub struct EnqueueCtx<'a> {
     pub in_service_bytes: Option<u32>,
     /// The queue's own random substream (RED's and PIE's drop decisions).
     pub rng: &'a mut RngStream,
+    /// The packet's transport flow and direction (the simulator's 5-tuple: twice the
+    /// flow id, plus one from the higher-numbered node), for flow-queuing
+    /// disciplines; 0 when the link's discipline does not hash flows.
+    pub flow_key: u32,
     /// Packets already queued that the discipline drops to make room (FQ-CoDel's
     /// fattest-flow drop), with the cause. The arriving packet's own fate is the
     /// `Verdict`, unless it is itself in this list.
@@ -184,6 +185,39 @@ impl Fifo {
     }
 }
 
+/// A FIFO that also keeps each packet's arrival time (CoDel's and PIE's timestamps).
+#[derive(Clone, Debug, Default)]
+pub struct TimedFifo {
+    q: VecDeque<(QueuedPacket, SimTime)>,
+    bytes: u64,
+}
+
+impl TimedFifo {
+    pub fn with_capacity(n: usize) -> Self {
+        TimedFifo { q: VecDeque::with_capacity(n), bytes: 0 }
+    }
+    /// Appends `p`, which arrived at `at`.
+    pub fn push(&mut self, p: QueuedPacket, at: SimTime) {
+        self.bytes += p.size as u64;
+        self.q.push_back((p, at));
+    }
+    /// Removes the head packet and its arrival time.
+    pub fn pop(&mut self) -> Option<(QueuedPacket, SimTime)> {
+        let e = self.q.pop_front()?;
+        self.bytes -= e.0.size as u64;
+        Some(e)
+    }
+    pub fn len(&self) -> u32 {
+        self.q.len() as u32
+    }
+    pub fn is_empty(&self) -> bool {
+        self.q.is_empty()
+    }
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
 /// The serde description of a queue, as scenario files give it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
@@ -200,6 +234,29 @@ impl QueueConfig {
     pub fn set_link_rate(&mut self, bps: u64) {
         if let QueueConfig::Red(p) = self {
             p.link_rate_bps = bps;
+        }
+    }
+
+    /// Whether the discipline hashes flows (the link then computes each packet's
+    /// flow key).
+    pub fn hashes_flows(&self) -> bool {
+        matches!(self, QueueConfig::FqCodel(_))
+    }
+
+    /// Whether the discipline may drop packets other than an arriving one, at
+    /// enqueue or at dequeue (CoDel, FQ-CoDel).
+    pub fn drops_queued_packets(&self) -> bool {
+        matches!(self, QueueConfig::Codel(_) | QueueConfig::FqCodel(_))
+    }
+
+    /// Whether the discipline may mark packets CE.
+    pub fn marks_ecn(&self) -> bool {
+        match self {
+            QueueConfig::DropTail(_) => false,
+            QueueConfig::Red(p) => p.ecn,
+            QueueConfig::Codel(p) => p.ecn || p.ce_threshold.is_some(),
+            QueueConfig::FqCodel(p) => p.ecn || p.ce_threshold.is_some(),
+            QueueConfig::Pie(p) => p.ecn,
         }
     }
 

@@ -40,7 +40,7 @@
 //! (which can exceed its maximum after a 2% step near 1); the first update is at
 //! `tupdate` (Linux: 500 ms after the qdisc is created).
 
-use super::{DequeueCtx, DropCause, EnqueueCtx, Fifo, QueueDisc, QueuedPacket, Verdict};
+use super::{DequeueCtx, DropCause, EnqueueCtx, QueueDisc, QueuedPacket, TimedFifo, Verdict};
 use crate::time::{SimDuration, SimTime};
 use serde::{Deserialize, Serialize};
 
@@ -153,7 +153,7 @@ impl PieVars {
 
 /// The `pie` queue discipline.
 pub struct Pie {
-    fifo: Fifo,
+    fifo: TimedFifo,
     p: PieParams,
     vars: PieVars,
     next_update: SimTime,
@@ -176,7 +176,7 @@ impl Pie {
             }
         }
         Ok(Pie {
-            fifo: Fifo::with_capacity(p.limit.min(4096) as usize),
+            fifo: TimedFifo::with_capacity(p.limit.min(4096) as usize),
             p: p.clone(),
             vars: PieVars::new(),
             next_update: SimTime::ZERO + p.tupdate,
@@ -294,12 +294,12 @@ impl Pie {
     }
 
     /// Linux `pie_process_dequeue`: the delay sample and the burst allowance.
-    fn process_dequeue(&mut self, pkt: &QueuedPacket, now: SimTime) {
+    fn process_dequeue(&mut self, pkt: &QueuedPacket, arrived: SimTime, now: SimTime) {
         let backlog = self.fifo.bytes();
         let v = &mut self.vars;
         let dtime;
         if !self.p.dq_rate_estimator {
-            v.qdelay = now.since(pkt.enqueued_at);
+            v.qdelay = now.since(arrived);
             dtime = v.dq_tstamp.map_or(SimDuration::ZERO, |t| now.since(t));
             v.dq_tstamp = Some(now);
             if backlog == 0 {
@@ -352,14 +352,14 @@ impl QueueDisc for Pie {
             self.vars.accu_prob = 0.0;
             return Verdict::Dropped(DropCause::Early);
         }
-        self.fifo.push(pkt);
+        self.fifo.push(pkt, ctx.now);
         Verdict::Enqueued
     }
 
     fn dequeue(&mut self, ctx: &mut DequeueCtx<'_>) -> Option<QueuedPacket> {
         self.run_updates(ctx.now);
-        let p = self.fifo.pop()?;
-        self.process_dequeue(&p, ctx.now);
+        let (p, arrived) = self.fifo.pop()?;
+        self.process_dequeue(&p, arrived, ctx.now);
         Some(p)
     }
 
@@ -394,7 +394,7 @@ mod tests {
         // = (0.001875 + 0.0375) / 2048 = 1.92261e-5.
         let mut q = Pie::new(&PieParams::default()).unwrap();
         q.vars.qdelay = SimDuration::from_millis(30);
-        q.fifo.push(QueuedPacket::new(PacketId(0), 1500));
+        q.fifo.push(QueuedPacket::new(PacketId(0), 1500), SimTime::ZERO);
         q.calculate_probability();
         assert!((q.vars.prob - 0.039375 / 2048.0).abs() < 1e-12, "{}", q.vars.prob);
         // At p = 0.15 the same error gives 0.125 * 0.015 + 1.25 * 0 (qdelay_old is now
@@ -436,7 +436,7 @@ mod tests {
         q.vars.qdelay = SimDuration::from_millis(40);
         q.next_update = SimTime(u64::MAX);
         for i in 0..20 {
-            let mut ctx = EnqueueCtx { now: ms(1), in_service_bytes: None, rng: &mut rng, dropped: &mut dropped };
+            let mut ctx = EnqueueCtx { now: ms(1), in_service_bytes: None, rng: &mut rng, flow_key: 0, dropped: &mut dropped };
             assert_eq!(q.enqueue(QueuedPacket::new(PacketId(i), 1500), &mut ctx), Verdict::Enqueued);
         }
         // With the allowance spent, p = 5% <= 10%: an arrival the controller picks is
@@ -450,10 +450,10 @@ mod tests {
         for i in 0..2000u32 {
             let mut p = QueuedPacket::new(PacketId(100 + i), 1500);
             p.ecn = if i % 2 == 0 { Ecn::Ect0 } else { Ecn::NotEct };
-            let mut ctx = EnqueueCtx { now: ms(2), in_service_bytes: None, rng: &mut rng, dropped: &mut dropped };
+            let mut ctx = EnqueueCtx { now: ms(2), in_service_bytes: None, rng: &mut rng, flow_key: 0, dropped: &mut dropped };
             match q.enqueue(p, &mut ctx) {
                 Verdict::Enqueued => {
-                    if q.fifo.q.back().unwrap().ecn == Ecn::Ce {
+                    if q.fifo.q.back().unwrap().0.ecn == Ecn::Ce {
                         marks += 1;
                     }
                     q.fifo.pop(); // keep the backlog at 20 packets

@@ -515,6 +515,7 @@ mod tests {
             now,
             in_service_bytes: None,
             rng,
+            flow_key: 0,
             dropped: &mut dropped,
         };
         q.enqueue(
@@ -777,6 +778,7 @@ mod tests {
             now: SimTime::ZERO,
             in_service_bytes: Some(1500),
             rng: &mut rng,
+            flow_key: 0,
             dropped: &mut dropped,
         };
         let pkt = QueuedPacket::new(PacketId(0), 1500);
@@ -972,7 +974,7 @@ mod tests {
         let mut rng = RngStream::new(3, "red:ecn");
         let mut dropped = Vec::new();
         let mut offer_ecn = |q: &mut Red, ecn: Ecn| {
-            let mut ctx = EnqueueCtx { now: SimTime::ZERO, in_service_bytes: None, rng: &mut rng, dropped: &mut dropped };
+            let mut ctx = EnqueueCtx { now: SimTime::ZERO, in_service_bytes: None, rng: &mut rng, flow_key: 0, dropped: &mut dropped };
             let mut p = QueuedPacket::new(PacketId(0), 1500);
             p.ecn = ecn;
             q.enqueue(p, &mut ctx)
