@@ -1,18 +1,21 @@
 //! `cargo bench --bench engine`: runs the standard scenarios and prints one JSON line
-//! each (events/s and bottleneck packets per wall-second), plus the per-ACK cost of
-//! each registered congestion control on the test kit.
+//! each (events/s and bottleneck packets per wall-second), first with their own
+//! profile (`linux-2.6`) and then with the current `linux` profile (RACK-TLP, PRR,
+//! D-SACK, Linux RTT estimator) to show what those cost, plus the per-ACK cost of each
+//! registered congestion control on the test kit.
 
 use std::time::Instant;
 use tcplab_core::{bench, cc, sim};
 
 fn main() {
-    for name in bench::SCENARIOS {
-        let sc = bench::scenario(name).unwrap();
+    let runs = bench::SCENARIOS.iter().map(|n| (*n, bench::BENCH_PROFILE)).chain(bench::SCENARIOS.iter().map(|n| (*n, "linux")));
+    for (name, profile) in runs {
+        let sc = bench::scenario_with_profile(name, profile).unwrap();
         let t0 = Instant::now();
         let r = sim::run(&sc, 1).expect("benchmark scenario runs");
         let wall = t0.elapsed().as_secs_f64();
         println!(
-            "{{\"scenario\": \"{name}\", \"wall_s\": {wall:.4}, \"sim_s\": {:.1}, \"events\": {}, \"events_per_s\": {:.0}, \"bottleneck_pkts\": {}, \"bottleneck_pkts_per_s\": {:.0}, \"drops\": {}}}",
+            "{{\"scenario\": \"{name}\", \"profile\": \"{profile}\", \"wall_s\": {wall:.4}, \"sim_s\": {:.1}, \"events\": {}, \"events_per_s\": {:.0}, \"bottleneck_pkts\": {}, \"bottleneck_pkts_per_s\": {:.0}, \"drops\": {}}}",
             r.meta.sim_end_s,
             r.meta.events,
             r.meta.events as f64 / wall,

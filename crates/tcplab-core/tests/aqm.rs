@@ -166,3 +166,4 @@ fn pie_converges_to_its_target_delay() {
     );
     assert!((delay_ms - 15.0).abs() <= 3.0, "PIE mean delay {delay_ms:.2} ms vs 15 ms target");
 }
+

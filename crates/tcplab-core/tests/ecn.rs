@@ -39,19 +39,21 @@ fn step_marking(k: u32, limit: u32) -> Value {
            "wait": false, "mean_pktsize": 1500, "ecn": true})
 }
 
-/// Times at which each flow entered CWR (state code 3), from the cwnd series.
+/// Times at which a flow's window was reduced for ECN: rows of the cwnd series in the
+/// CWR state (code 3) with a new ssthresh. (An ACK that ends one CWR episode and
+/// starts the next shows no Open row in between, so state changes alone miss it.)
 fn cwr_entries(r: &RunResult, flow: u32) -> Vec<f64> {
     let c = &r.series.cwnd;
     let mut out = Vec::new();
-    let mut prev = 0u8;
+    let mut prev = None;
     for k in 0..c.t_s.len() {
         if c.flow_id[k] != flow {
             continue;
         }
-        if c.state[k] == 3 && prev != 3 {
+        if c.state[k] == 3 && c.ssthresh_bytes[k] != prev {
             out.push(c.t_s[k]);
         }
-        prev = c.state[k];
+        prev = c.ssthresh_bytes[k];
     }
     out
 }

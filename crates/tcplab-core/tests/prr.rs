@@ -36,7 +36,9 @@ const MSS: u64 = 1000;
 /// Sends 20 segments, loses the first `lost`, and feeds the ACKs of the others (each
 /// SACKing segments `lost..=k`). Returns, per ACK, the segments the sender emitted.
 fn first_round(prr: PrrMode, lost: u64) -> Vec<usize> {
-    let mut cfg = TcpConfig::profile("linux").unwrap();
+    // linux-2.6: RFC 6675 loss detection (duplicate ACKs and IsLost), as RFC 6937's
+    // examples assume; RACK would not retransmit the head by itself without PRR.
+    let mut cfg = TcpConfig::profile("linux-2.6").unwrap();
     cfg.mss = MSS as u32;
     cfg.iw = InitialWindow::Segments(20);
     cfg.prr = prr;

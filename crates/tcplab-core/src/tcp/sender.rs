@@ -61,7 +61,7 @@ use super::prr::{Prr, PrrAck};
 use super::rack::{has_dsack, Rack};
 use super::tlp::{self, ProbeOutcome, Tlp};
 use super::rate::RateSampler;
-use super::rtt::RttEstimator;
+use super::rtt::{RttEstimator, RttEstimatorKind};
 use super::scoreboard::Scoreboard;
 use super::{LazyTimer, Outbox, Segment, TimerKind};
 use crate::cc::{AckInfo, CaState, CongestionControl, EcnAckInfo, Window};
@@ -320,7 +320,10 @@ impl TcpSender {
         self.snd_max = 1;
         if self.syn_attempts == 1 {
             // Karn: only an unambiguous SYN gives a sample.
-            self.rtt.sample(now - self.syn_sent_at);
+            match self.cfg.rtt_estimator {
+                RttEstimatorKind::Rfc6298 => self.rtt.sample(now - self.syn_sent_at),
+                RttEstimatorKind::Linux => self.rtt.sample_linux(now - self.syn_sent_at, 1, 1),
+            }
             self.syn_rtt = Some(now - self.syn_sent_at);
         } else {
             // RFC 6298 §5.7 and RFC 5681 §3.1 after a SYN timeout.
@@ -384,6 +387,10 @@ impl TcpSender {
         if let Some(r) = ack_rtt {
             self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
             self.cc.on_rtt_sample(r, now);
+            if self.cfg.rtt_estimator == RttEstimatorKind::Linux {
+                // Linux feeds every ACK's sample to its estimator (tcp_ack_update_rtt).
+                self.rtt.sample_linux(r, ack.max(self.snd_una), self.snd_max);
+            }
         }
         // The tail loss probe's ACK (RFC 8985 §7.4).
         if let Some(t) = self.tlp.as_mut() {
@@ -573,7 +580,7 @@ impl TcpSender {
             return;
         }
         let flight = self.flight_size();
-        self.w.ssthresh = self.cc.ssthresh_after_loss(&self.w, flight);
+        self.w.ssthresh = self.cc.ssthresh_after_loss(&self.w, self.reduction_base(flight));
         self.w.cwnd = self.w.ssthresh;
         self.prr = None;
         self.stats.tlp_loss_repairs += 1;
@@ -602,6 +609,9 @@ impl TcpSender {
     }
 
     fn take_rtt_sample(&mut self, ack: u64, now: SimTime) {
+        if self.cfg.rtt_estimator == RttEstimatorKind::Linux {
+            return; // every ACK's sample is taken in on_data_ack
+        }
         if let Some((end, sent)) = self.timed {
             if ack >= end {
                 // The RTO estimator takes one timed sample per RTT (RFC 6298 §3, ns-2);
@@ -737,7 +747,7 @@ impl TcpSender {
         if self.ca != CaState::Cwr {
             // From CWR the window was already reduced in this round trip (and PRR,
             // if on, continues the same reduction).
-            self.w.ssthresh = self.cc.ssthresh_after_loss(&self.w, flight);
+            self.w.ssthresh = self.cc.ssthresh_after_loss(&self.w, self.reduction_base(flight));
             self.prr = if self.scoreboard.is_some() {
                 Prr::start(self.cfg.prr, self.w.ssthresh, flight, self.w.cwnd)
             } else {
@@ -765,10 +775,13 @@ impl TcpSender {
             }
             let sb = self.scoreboard.as_mut().expect("SACK recovery");
             let first = sb.enter_recovery();
-            // With RACK the lost segments go out through NextSeg (Linux retransmits
-            // only what is marked lost); RFC 6675 (4.3) retransmits the first one.
-            if let (Some((seq, _)), None) = (first, self.rack.as_ref()) {
-                self.retransmit_at(seq, now, out);
+            // With RACK and PRR the lost segments go out through NextSeg as PRR
+            // allows (Linux retransmits only what is marked lost; PRR's first step
+            // allows one segment); otherwise RFC 6675 (4.3) retransmits the first one.
+            if let Some((seq, _)) = first {
+                if self.rack.is_none() || self.prr.is_none() {
+                    self.retransmit_at(seq, now, out);
+                }
             }
         } else {
             // RFC 6582 §3.2 step 2: retransmit, cwnd = ssthresh + 3 MSS.
@@ -783,7 +796,7 @@ impl TcpSender {
     /// ECN-Echo and hold it until the data outstanding now is acked.
     fn enter_cwr(&mut self, now: SimTime) {
         let flight = self.flight_size();
-        self.w.ssthresh = self.cc.ssthresh_after_ece(&self.w, flight);
+        self.w.ssthresh = self.cc.ssthresh_after_ece(&self.w, self.reduction_base(flight));
         self.prr = Prr::start(self.cfg.prr, self.w.ssthresh, flight, self.w.cwnd);
         if self.prr.is_none() {
             self.w.cwnd = self.w.ssthresh;
@@ -796,6 +809,16 @@ impl TcpSender {
             t.clear();
         }
         self.set_ca(CaState::Cwr, now);
+    }
+
+    /// What a window reduction starts from: FlightSize (RFC 5681 eq. 4) or cwnd
+    /// (Linux, `ssthresh_from_cwnd`).
+    fn reduction_base(&self, flight: u64) -> u64 {
+        if self.cfg.ssthresh_from_cwnd {
+            self.w.cwnd
+        } else {
+            flight
+        }
     }
 
     /// PRR's cwnd for the ACK being processed (once per ACK).
@@ -848,7 +871,7 @@ impl TcpSender {
                 let first_timeout = self.rtt.backoffs() == 0;
                 if first_timeout || self.ca != CaState::Loss {
                     let flight = self.flight_size();
-                    self.w.ssthresh = self.cc.ssthresh_after_loss(&self.w, flight);
+                    self.w.ssthresh = self.cc.ssthresh_after_loss(&self.w, self.reduction_base(flight));
                 }
                 self.w.cwnd = self.cfg.mss as u64; // LossWindow (RFC 5681 §3.1)
                 self.w.bytes_acked = 0;
@@ -1111,7 +1134,9 @@ mod tests {
 
     #[test]
     fn ecn_negotiation_ect_and_one_reduction_per_window() {
-        let mut cfg = TcpConfig::profile("linux").unwrap();
+        // linux-2.6: no PRR, so the reduction is immediate (RFC 3168), and ssthresh
+        // comes from FlightSize.
+        let mut cfg = TcpConfig::profile("linux-2.6").unwrap();
         cfg.ecn = true;
         let mss = cfg.mss as u64;
         let mut s = TcpSender::new(cfg, Box::new(Reno), Some(1_000_000), None);
