@@ -158,7 +158,8 @@ impl TcpReceiver {
             self.send_ack(flags, out);
             return arrival;
         }
-        let ack_now = self.ecn_ok && self.on_ecn(hdr, ecn, out);
+        // ECN feedback (and the quick ACKs after a CE) only on ECN-capable connections.
+        let ack_now = self.ecn_ok && (self.on_ecn(hdr, ecn, out) || self.quick_acks > 0);
         let start = hdr.seq;
         let end = hdr.seq + hdr.len as u64 + hdr.is_fin() as u64;
         if end <= self.rcv_nxt {
@@ -181,7 +182,7 @@ impl TcpReceiver {
             }
         }
         if start <= self.rcv_nxt {
-            if start < self.rcv_nxt {
+            if self.dsack && start < self.rcv_nxt {
                 self.note_dsack(start, self.rcv_nxt);
             }
             let before = self.rcv_nxt;
@@ -211,7 +212,6 @@ impl TcpReceiver {
             self.unacked_segments += 1;
             let immediate = had_gap
                 || ack_now
-                || self.quick_acks > 0
                 || !self.delayed_ack
                 || (self.daass && hdr.ss_hint)
                 || self.fin_received
@@ -325,10 +325,12 @@ impl TcpReceiver {
     }
 
     fn send_ack(&mut self, mut flags: u8, out: &mut Outbox) {
-        if flags & FLAG_SYN == 0 && self.ecn_ok && self.demand_cwr {
-            flags |= FLAG_ECE;
+        if self.ecn_ok {
+            if flags & FLAG_SYN == 0 && self.demand_cwr {
+                flags |= FLAG_ECE;
+            }
+            self.quick_acks = self.quick_acks.saturating_sub(1);
         }
-        self.quick_acks = self.quick_acks.saturating_sub(1);
         self.unacked_segments = 0;
         self.delack.cancel();
         self.acks_sent += 1;

@@ -57,7 +57,7 @@
 //! Sequence space: SYN = 0, data bytes 1..=N, FIN = N+1 for finite transfers.
 
 use super::config::TcpConfig;
-use super::prr::{Prr, PrrAck};
+use super::prr::{Prr, PrrAck, PrrMode};
 use super::rack::{has_dsack, Rack};
 use super::tlp::{self, ProbeOutcome, Tlp};
 use super::rate::RateSampler;
@@ -382,8 +382,10 @@ impl TcpSender {
         );
         self.pending_rate_sample = rs;
         self.ack_rtt = ack_rtt;
-        self.prr_ack = PrrAck { delivered: newly_delivered, pipe: 0, una_advanced, newly_lost: newly_lost > 0 };
-        self.prr_applied = false;
+        if self.cfg.prr != PrrMode::Off {
+            self.prr_ack = PrrAck { delivered: newly_delivered, pipe: 0, una_advanced, newly_lost: newly_lost > 0 };
+            self.prr_applied = false;
+        }
         if let Some(r) = ack_rtt {
             self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
             self.cc.on_rtt_sample(r, now);
@@ -420,7 +422,7 @@ impl TcpSender {
             }
             self.take_rtt_sample(ack, now);
             self.dupacks = 0;
-            if self.rack_recovery_due() {
+            if self.rack.is_some() && self.rack_recovery_due() {
                 self.enter_recovery(now, out);
             }
             self.on_new_ack(acked, prior_in_flight, now, out);
@@ -447,7 +449,7 @@ impl TcpSender {
             // next round trip's reduction starts now (Linux `tcp_try_to_open`).
             self.enter_cwr(now);
         }
-        if matches!(self.ca, CaState::Recovery | CaState::Cwr) && !self.prr_applied {
+        if self.prr.is_some() && matches!(self.ca, CaState::Recovery | CaState::Cwr) && !self.prr_applied {
             self.apply_prr();
         }
         if let Some(rs) = self.pending_rate_sample.take() {
