@@ -53,6 +53,8 @@ pub struct LinkStats {
     /// Samples taken and samples with a non-empty queue (seed 001's metric).
     pub busy_samples: u64,
     pub nonempty_samples: u64,
+    /// Packets this link's queue marked CE (RFC 3168) instead of dropping.
+    pub ce_marks: u64,
 }
 
 pub struct Link {
@@ -95,6 +97,14 @@ pub struct Link {
     /// The MAC's and link layer's counts when the measurement window opened.
     mac_base: Option<MacStats>,
     ll_base: Option<LlStats>,
+    /// Packets the queue dropped other than an arriving one (AQM head drops), kept
+    /// between calls so that dropping allocates nothing.
+    pub aqm_drops: Vec<(QueuedPacket, DropCause)>,
+    /// What the queue needs from the link, so that drop-tail pays for none of it:
+    /// flow keys, draining `aqm_drops`, writing CE marks back.
+    pub hashes_flows: bool,
+    pub drops_queued: bool,
+    pub marks_ecn: bool,
 }
 
 impl Link {
@@ -137,6 +147,10 @@ impl Link {
             ack_link: id,
             mac_base: None,
             ll_base: None,
+            aqm_drops: Vec::with_capacity(64),
+            hashes_flows: false,
+            drops_queued: false,
+            marks_ecn: false,
         }
     }
 
