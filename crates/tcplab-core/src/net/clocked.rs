@@ -37,7 +37,7 @@
 use super::error::ErrorModel;
 use super::link::Link;
 use super::packet::{LinkId, NodeId, PacketId, NO_FLOW};
-use super::queue::{DequeueCtx, DropCause, EnqueueCtx, QueueDisc, QueuedPacket, Verdict};
+use super::queue::{DequeueCtx, DropCause, QueueDisc, QueuedPacket, Verdict};
 use std::collections::VecDeque;
 use crate::rng::RngStream;
 use crate::scenario::{default_queue, LinkParams};
@@ -148,16 +148,9 @@ impl LinkModel for ClockedLink {
     fn offer(&mut self, now: SimTime, pkt: PacketId, size: u32) -> Verdict {
         let link = &mut self.link;
         link.account(now);
-        let mut ctx = EnqueueCtx {
-            now,
-            in_service_bytes: link.in_service.map(|p| p.size),
-            rng: &mut link.queue_rng,
-            flow_key: 0,
-            dropped: &mut link.aqm_drops,
-        };
         let mut queued = QueuedPacket::new(pkt, size);
         queued.flow = NO_FLOW;
-        let verdict = link.queue.enqueue(queued, &mut ctx);
+        let verdict = link.enqueue(now, queued, 0);
         match verdict {
             Verdict::Dropped(cause) => link.record_drop(cause),
             Verdict::Enqueued => {

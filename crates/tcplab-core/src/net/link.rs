@@ -29,7 +29,7 @@ use super::error::{ErrorModel, ErrorStats};
 use super::linklayer::{LinkLayer, LlStats};
 use super::mac::{Gate, Mac, MacStats};
 use super::packet::{LinkId, NodeId, PacketRef};
-use super::queue::{DropCause, Fifo, LinkQueue, QueueDisc, QueuedPacket};
+use super::queue::{DropCause, EnqueueCtx, Fifo, LinkQueue, QueueDisc, QueuedPacket, Verdict};
 use crate::rng::RngStream;
 use crate::time::{Rate, SimDuration, SimTime};
 use super::head_deque::HeadDeque;
@@ -233,6 +233,20 @@ impl Link {
             self.stats.occ_byte_ns += self.backlog_bytes() as u128 * dt as u128;
             self.stats.last_change = now;
         }
+    }
+
+    /// Offers `pkt` to the link's queue discipline at `now` (after [`Link::account`]).
+    /// `flow_key` stands for the packet's 5-tuple where the discipline hashes flows
+    /// (FQ-CoDel), else 0; packets an AQM drops from its queue land in `aqm_drops`.
+    pub fn enqueue(&mut self, now: SimTime, pkt: QueuedPacket, flow_key: u32) -> Verdict {
+        let mut ctx = EnqueueCtx {
+            now,
+            in_service_bytes: self.in_service.map(|p| p.size),
+            rng: &mut self.queue_rng,
+            flow_key,
+            dropped: &mut self.aqm_drops,
+        };
+        self.queue.enqueue(pkt, &mut ctx)
     }
 
     pub fn note_occupancy_max(&mut self) {

@@ -138,16 +138,7 @@ impl Simulation {
                 };
                 ll.offer(pkt, flow, &mut ctx)
             }
-            None => {
-                let mut ctx = EnqueueCtx {
-                    now,
-                    in_service_bytes: link.in_service.map(|p| p.size),
-                    rng: &mut link.queue_rng,
-                    flow_key: 0,
-                    dropped: &mut link.aqm_drops,
-                };
-                link.queue.enqueue(pkt, &mut ctx)
-            }
+            None => link.enqueue(now, pkt, 0),
         };
         match verdict {
             Verdict::Dropped(cause) => {

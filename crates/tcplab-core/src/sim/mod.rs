@@ -14,7 +14,7 @@ use crate::metrics::{Digest, RunResult};
 use crate::net::error::ErrorModel;
 use crate::net::link::Link;
 use crate::net::packet::{Ecn, FlowId, LinkId, NodeId, Packet, PacketId, PacketPool, PacketRef, Transport};
-use crate::net::queue::{DequeueCtx, DropCause, EnqueueCtx, QueueDisc, Verdict};
+use crate::net::queue::{DequeueCtx, DropCause, QueueDisc, Verdict};
 use crate::net::routing::Routes;
 use crate::net::topology;
 use crate::rng::RngStream;
@@ -578,14 +578,7 @@ impl Simulation {
         };
         let queued = pkt;
         link.account(now);
-        let mut ctx = EnqueueCtx {
-            now,
-            in_service_bytes: link.in_service.map(|p| p.size),
-            rng: &mut link.queue_rng,
-            flow_key,
-            dropped: &mut link.aqm_drops,
-        };
-        match link.queue.enqueue(queued, &mut ctx) {
+        match link.enqueue(now, queued, flow_key) {
             Verdict::Dropped(cause) => {
                 link.record_drop(cause);
                 self.on_drop(l, pkt, cause, now);
