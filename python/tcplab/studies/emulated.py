@@ -37,6 +37,7 @@ Example:
 
 from __future__ import annotations
 
+import copy
 import html
 import json
 import math
@@ -72,6 +73,27 @@ class Metric:
     unit: str
     relative: bool
     tolerance: float
+
+
+def host_profile(doc: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """``doc`` with the seeds' ``linux-2.6`` profile replaced by ``linux`` (kernel 6.x), and the note.
+
+    The emulator runs this host's kernel, which has PRR (Linux 3.2), RACK-TLP (4.4), the
+    per-ACK RTT estimator and cwnd-based reductions: the ``sim`` engine models it with
+    the profile that has them. ``doc`` is a scenario document (TOML tables as dicts).
+
+    Example:
+        >>> doc, notes = host_profile({"tcp": {"profile": "linux-2.6", "sack": False}})
+        >>> doc, notes[0][:32]
+        ({'tcp': {'profile': 'linux', 'sack': False}}, 'tcp.profile linux-2.6 -> linux: ')
+    """
+    d = copy.deepcopy(doc)
+    tcp = d.get("tcp") or {}
+    if tcp.get("profile") != "linux-2.6":
+        return d, []
+    tcp["profile"] = "linux"
+    return d, ["tcp.profile linux-2.6 -> linux: this kernel has PRR (Linux 3.2) and RACK-TLP (4.4), "
+               "which the seed's 2.6 kernels lacked"]
 
 
 def host_kernel() -> str:

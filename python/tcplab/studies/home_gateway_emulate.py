@@ -14,9 +14,10 @@ replications. Defaults: 6 queues x 2 TCPs = 12 runs, about 6 minutes.
 
 **Kernels.** The seed's hosts ran FreeBSD NewReno and Linux 2.6 CUBIC; the study's
 NewReno is Linux's ``reno`` with SACK off (RFC 6582 recovery), and the emulated runs use
-this host's kernel for both. The study's scenario needs no change for this kernel
-(``tcplab-emu check`` accepts it), so ``seed-sim`` and ``sim`` are the same scenario;
-the kernel's accepted deviations (behaviour the simulator's profile does not model,
+this host's kernel for both. ``seed-sim`` runs the study's scenario (profile
+``linux-2.6``, the seed's kernels); ``sim`` the same with profile ``linux`` (kernel 6.x:
+PRR, RACK-TLP, per-ACK RTT estimator; :func:`emulated.host_profile`), the model of the
+kernel the emulator runs; the kernel's accepted deviations (behaviour the simulator's profile does not model,
 from ``meta.emulation.deviations``) are listed in the report.
 
 Example:
@@ -117,8 +118,9 @@ def emulate_block(spec: dict[str, Any]) -> dict[str, Any]:
             doc = S.configure(base, spec["rtt_ms"], spec["semantic"], spec["limit"], v.name, spec["duration_s"],
                               record={"owd": ["voice_down"]})
             core = Scenario.from_dict(doc).to_core(core_seed)
+            host_core = Scenario.from_dict(E.host_profile(doc)[0]).to_core(core_seed)
             base_owd = S._base_owd_s(core, S.VOICE_BYTES)
-            for eng, (out, facts) in E.run_engines(core, core, core_seed).items():
+            for eng, (out, facts) in E.run_engines(core, host_core, core_seed).items():
                 row, _ = S.run_row(out, spec["semantic"], int(spec["limit"]), v.name, rep, core_seed, base_owd)
                 row.update(engine=eng, **facts)
                 for k in _RUN_COLS:
@@ -179,7 +181,7 @@ class Definition(engine.StudyDefinition):
         from tcplab.studies import reporting as R
 
         runs = tables["runs"]
-        notes = ["nothing: the study's scenario runs on this kernel as it is (seed-sim = sim)"]
+        notes = E.host_profile({"tcp": {"profile": "linux-2.6"}})[1]
         intro = ("<p>Stewart et al., <i>Multimedia-unfriendly TCP congestion control and home gateway queue "
                  "management</i>, ACM MMSys 2011, on a reduced grid: the simulator and real Linux TCP through the same "
                  "emulated ADSL line (tcplab-core's link and drop-tail models, run in real time by "

@@ -21,6 +21,8 @@ With the defaults: 8 + 2 = 10 runs, about 11 minutes of real time.
 2.6.35). For the ``sim`` and ``kernel`` engines the study's scenario changes only where
 this host's kernel cannot do what it asks (:func:`host_document`):
 
+- ``tcp.profile`` ``linux-2.6`` -> ``linux``: this kernel has PRR, RACK-TLP and the
+  per-ACK RTT estimator, which the seed's kernels lacked (:func:`emulated.host_profile`);
 - ``tcp.initial_rto`` 3 s -> 1 s: Linux's initial RTO is 1 s since 3.1
   (``TCP_TIMEOUT_INIT``, RFC 6298 §2.1) and no knob changes it;
 - ``tcp.fin_ignores_cwnd`` -> whether this kernel still has ``tcp_cwnd_test``'s FIN
@@ -33,13 +35,12 @@ Example:
     >>> p = EmulateParams()
     >>> [c[:4] for c in p.configurations()][:3], p.n_runs()
     ([('20m', 0.96, 1, False), ('20m', 0.96, 1, False), ('20m', 0.96, 1, True)], 10)
-    >>> host_document({"tcp": {"initial_rto": "3s", "fin_ignores_cwnd": True}}, "6.18.4")[0]["tcp"]
-    {'initial_rto': '1s', 'fin_ignores_cwnd': False}
+    >>> host_document({"tcp": {"profile": "linux-2.6", "initial_rto": "3s", "fin_ignores_cwnd": True}}, "6.18.4")[0]["tcp"]
+    {'profile': 'linux', 'initial_rto': '1s', 'fin_ignores_cwnd': False}
 """
 
 from __future__ import annotations
 
-import copy
 import html
 import math
 from dataclasses import asdict, dataclass, field
@@ -82,9 +83,8 @@ def _fin_exception(release: str) -> bool:
 
 def host_document(doc: dict[str, Any], release: str) -> tuple[dict[str, Any], list[str]]:
     """The configuration as Linux ``release`` can run it, and what changed (see the module doc)."""
-    d = copy.deepcopy(doc)
+    d, changes = E.host_profile(doc)
     tcp = d.setdefault("tcp", {})
-    changes = []
     if tcp.get("initial_rto", "1s") != "1s":
         changes.append(f"tcp.initial_rto {tcp.get('initial_rto')} -> 1s: Linux's initial RTO is fixed at 1 s since 3.1 "
                        "(TCP_TIMEOUT_INIT, RFC 6298 §2.1)")
