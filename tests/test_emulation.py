@@ -353,3 +353,118 @@ def test_fidelity_writes_the_table_and_the_report(tmp_path: Path, capsys: pytest
     assert "Simulator against the kernel" in html and "cwnd_0.png" in html and "queue_bottleneck.png" in html
     assert (out / "runs" / "kernel-0" / "flows.parquet").is_file() and (out / "runs" / "sim-0" / "flows.parquet").is_file()
     assert "report written to" in capsys.readouterr().out
+
+
+RPC_FLOWS = """
+[[flows]]
+kind = "rpc"
+name = "web"
+server = "s0"
+client = "d0"
+request = "300B"
+response = "15kB"
+arrivals = { process = "periodic", interval = "250ms" }
+stop = "2s"
+tcp = { iw = 3 }
+[[flows]]
+kind = "rpc"
+name = "burst"
+server = "s1"
+client = "d1"
+request = "200B"
+response = "15kB"
+arrivals = { process = "poisson", rate = 2.0 }
+batch = 2
+stop = "2s"
+"""
+
+
+@needs_kernel
+def test_rpc_transactions_follow_the_simulators_schedule_and_windows() -> None:
+    # Two applications on their own pairs: periodic IW3 and Poisson IW10 (the linux
+    # profile's) opening 2 connections per arrival. The schedule is drawn with the
+    # simulator's own generators, so ids, batches and sizes are equal; start times
+    # differ only by the client's wake-up error (see below; UCT is measured from
+    # the actual connect, so a late start does not bias it). The first flight is the route's initcwnd, exactly: 15 kB is 11
+    # segments, so IW3 sends 3 and IW10 sends 10 (Linux 6.18 has no FIN exception: the
+    # scenario's fin_ignores_cwnd = false is native). Completion: the periodic
+    # transactions meet an empty network (handshake, request, 3 + 6 + 2 segments over
+    # ~2 RTTs of 44 ms); the kernel's UCT is within 5% of the simulator's (measured
+    # 0.8%: 181.9 ms against 183.5 ms).
+    from tcplab import run
+
+    sc = dumbbell("10Mbps", "20ms", '{ kind = "drop_tail", limit = "50pkt" }', RPC_FLOWS, pairs=2, duration="3s")
+    r = emulate(sc, seed=4, quiet=True)
+    s = run(sc, seed=4)
+    e, m = r.transactions, s.transactions
+    assert len(e) == len(m) >= 10
+    for col in ("txn_id", "app", "batch", "request_bytes", "response_bytes"):
+        assert (e[col].to_numpy() == m[col].to_numpy()).all(), col
+    assert (e["scheduled_s"] - m["start_s"]).abs().max() < 1e-9
+    # Never early (a connect waits for its time); late only by the wake-up error, which
+    # a loaded machine stretches (28.8 ms seen once while cargo built on both cores).
+    late = e["start_s"] - m["start_s"]
+    assert (late >= 0).all() and late.median() < 2e-3 and late.max() < 0.1, late.to_numpy()
+    assert (e["state"] == "closed").all() and (e["bytes_delivered"] == e["response_bytes"]).all()
+    ff = dict(zip(e["app"], e["first_flight_pkts"]))
+    assert ff == {"web": 3, "burst": 10}, e[["app", "first_flight_pkts"]]
+    web_e = e[e["app"] == "web"]
+    web_s = m[m["app"] == "web"]
+    uct_e = (web_e["completed_s"] - web_e["start_s"]).to_numpy()
+    uct_s = (web_s["completed_s"] - web_s["start_s"]).to_numpy()
+    assert (abs(uct_e - uct_s) / uct_s < 0.05).all(), (uct_e, uct_s)
+    assert not of_pid(int(r.meta["emulation"]["namespaces"][0].split("-")[1]))
+
+
+@needs_kernel
+def test_home_gateway_emulate_mode_puts_sim_and_kernel_side_by_side(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    # One PS queue, both TCPs, 5 s per run (10 s of real time). The voice departures are
+    # drawn from the same seed on every engine, so the kernel's voice counts equal the
+    # simulator's exactly; the report names this host's kernel.
+    out = tmp_path / "hg"
+    code = main(["study", "home-gateway", "--mode", "emulate", "--out", str(out), "--no-progress",
+                 "--set", "duration_s=5", "--set", "ps_limits=13", "--set", "fb_limits="])
+    assert code in (0, 1), capsys.readouterr().err  # 1: a check not held (agreement is measured, not assumed)
+    import pandas as pd
+
+    from tcplab.studies import findings as F
+
+    runs = pd.read_parquet(out / "runs.parquet")
+    assert sorted(runs["engine"].unique()) == ["kernel", "seed-sim", "sim"] and len(runs) == 6
+    by = runs.set_index(["cc", "engine"])
+    for cc in ("newreno", "cubic"):
+        assert by.loc[(cc, "kernel"), "voice_sent"] == by.loc[(cc, "sim"), "voice_sent"] >= 190  # 4 s at 20 ms
+        assert by.loc[(cc, "kernel"), "goodput_bps"] > 0.5e6  # the 1.5 Mbit/s line carried the bulk flow
+    comp = pd.read_parquet(out / "comparison.parquet")
+    assert {"goodput_bps", "voice_loss", "iowd_mean_s"} <= set(comp["metric"])
+    assert len(comp) == 2 * 7  # one row per TCP and metric: only configurations that ran
+    F.validate(json.loads((out / "findings.json").read_text()))
+    html = (out / "report.html").read_text()
+    release = Path("/proc/sys/kernel/osrelease").read_text().strip()
+    assert "Simulation and real Linux, side by side" in html and f"Linux {release}" in html
+    assert not {n for n in ours() if n.split("-")[1].isdigit() and int(n.split("-")[1]) == os.getpid()}
+
+
+@needs_kernel
+def test_iw_testbed_emulate_mode_counts_the_same_transactions(tmp_path: Path) -> None:
+    # One 20 Mbit/s configuration (IW10, 5 opens, no background) with a 2 s window: 12 s
+    # of real time. Transactions are drawn by the simulator's generators and counted by
+    # their scheduled start, so every engine counts the same ones.
+    from tcplab.studies import iw_testbed_emulate as M
+
+    p = M.EmulateParams(links=["20m"], iw=["iw10"], opens=[5], bg=[False], measure_20m_s=2.0)
+    res = M.run(tmp_path / "iwt", p, progress=False)
+    runs = res.tables["runs"].set_index("engine")
+    assert runs.loc["kernel", "n_txn"] == runs.loc["sim", "n_txn"] == runs.loc["seed-sim", "n_txn"] > 100
+    assert runs.loc["kernel", "n_finished"] >= 0.95 * runs.loc["kernel", "n_txn"]
+    html = (tmp_path / "iwt" / "report.html").read_text()
+    assert "tcp.initial_rto 3s -&gt; 1s" in html and "uct_cdf.png" in html and "sim_vs_kernel.png" in html
+
+
+def test_emulate_mode_is_refused_for_a_study_without_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["study", "iw-irto", "--mode", "emulate", "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err
+    assert "study iw-irto has no emulate mode" in err and "home-gateway, iw-testbed" in err
+    assert main(["study", "home-gateway", "--mode", "emulate", "--set", "fine_reps=2", "--out", str(tmp_path / "y")]) == 2
+    assert "ps_limits" in capsys.readouterr().err  # emulate mode takes its own parameters

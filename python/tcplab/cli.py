@@ -133,6 +133,11 @@ def build_parser() -> argparse.ArgumentParser:
                          + "; ".join(f"{x.name}: {', '.join(p.name for p in x.params)}" for x in studies.STUDIES.values())
                          + "; see `tcplab list` and docs/studies/)")
     st.add_argument("--no-progress", action="store_true", help="do not show the progress bar (default: shown)")
+    st.add_argument("--mode", choices=("simulate", "emulate"), default="simulate",
+                    help="simulate (default): the study's full grid in the simulator; emulate: a reduced grid that fits "
+                         "real time, run in the simulator and with this machine's kernel TCP through the emulator "
+                         "(root; one run at a time; --reps default 1), reported side by side ("
+                         + ", ".join(x.name for x in studies.STUDIES.values() if x.emulate_runner) + ")")
 
     c = sub.add_parser("check", help="validate a scenario or experiment file without running it",
                        description="Validate SCENARIO.toml (or an experiment file with [sweep]) and, with "
@@ -480,17 +485,23 @@ def _cmd_study(args: argparse.Namespace) -> int:
     except KeyError as e:
         _err(str(e.args[0]))
         return EXIT_BAD_INPUT
-    links = args.links or study.links
+    links = args.links or (list(study.emulate_links or study.links) if getattr(args, "mode", "") == "emulate"
+                           else study.links)
     unknown = [l for l in links if l not in study.links]
     if unknown:
         _err(f"--links: unknown link(s) {', '.join(unknown)} for study {study.name}; accepted: {', '.join(study.links)}")
         return EXIT_BAD_INPUT
     if not _scheduler_ok(args.scheduler):
         return EXIT_BAD_INPUT
-    if args.reps is not None and args.reps < 2:
+    emulate = getattr(args, "mode", "simulate") == "emulate"
+    if emulate and study.emulate_runner is None:
+        _err(f"--mode emulate: study {study.name} has no emulate mode; studies with one: "
+             + ", ".join(s.name for s in studies.STUDIES.values() if s.emulate_runner))
+        return EXIT_BAD_INPUT
+    if args.reps is not None and args.reps < 2 and not emulate:
         _err(f"--reps: at least 2 replications are needed for confidence intervals, got {args.reps}")
         return EXIT_BAD_INPUT
-    known = {p.name: p for p in study.params}
+    known = {p.name: p for p in (study.emulate_params if emulate else study.params)}
     params = {}
     for item in args.params:
         key, sep, value = item.partition("=")
@@ -508,8 +519,11 @@ def _cmd_study(args: argparse.Namespace) -> int:
     out = args.out or Path("results") / study.name
     check_output_dir(out)
     try:
-        result = study.run(out, reps=args.reps, links=links, jobs=args.jobs, scheduler=args.scheduler,
-                           progress=not args.no_progress, **params)
+        if emulate:
+            result = study.emulate(out, reps=args.reps, links=links, progress=not args.no_progress, **params)
+        else:
+            result = study.run(out, reps=args.reps, links=links, jobs=args.jobs, scheduler=args.scheduler,
+                               progress=not args.no_progress, **params)
     except ValueError as e:  # a parameter the study refuses (nothing ran)
         _err(f"{study.name}: {e}")
         return EXIT_BAD_INPUT

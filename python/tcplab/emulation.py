@@ -39,7 +39,7 @@ from tcplab.results import RunResult
 from tcplab.runner import as_scenario, with_traces
 from tcplab.scenario import Scenario
 
-__all__ = ["emulate", "emulator_path", "kernel_info", "bench", "bench_scenario", "BENCH", "EmulationRefused",
+__all__ = ["emulate", "emulate_core", "emulator_path", "kernel_info", "bench", "bench_scenario", "BENCH", "EmulationRefused",
            "EmulationFailed", "EmulationInterrupted", "EmulatorNotFound"]
 
 
@@ -183,13 +183,30 @@ def emulate(
         raise ValueError(f"sample_interval must be in [1us, 5ms], got {units.format_time(sample_ns)}")
     sc = with_traces(as_scenario(scenario), trace)
     core = sc.to_core(seed)
+    doc, wall = emulate_core(core, seed, sample_ns=sample_ns, late_bound_ns=bound_ns, realtime=realtime, quiet=quiet,
+                             extra_args=extra_args)
+    result = RunResult.from_core(doc, scenario=core)
+    result.meta["wall_s"] = wall
+    return result
+
+
+def emulate_core(core: dict[str, Any], seed: int = 0, *, sample_ns: int = 2_000_000, late_bound_ns: int = 1_000_000,
+                 realtime: bool = True, quiet: bool = False, extra_args: Iterable[str] = ()) -> tuple[dict[str, Any], float]:
+    """Runs the emulator on a resolved core scenario (``Scenario.to_core``) and returns the
+    raw result document (the simulator's format, as ``tcplab._core.run`` returns it) and
+    the wall time in seconds. :func:`emulate` is this plus the scenario front end and the
+    tables; studies call it directly, as they call ``_core.run``.
+
+    Raises:
+        EmulationRefused, EmulationFailed, EmulationInterrupted, EmulatorNotFound: as :func:`emulate`.
+    """
     binary = emulator_path()
     with tempfile.TemporaryDirectory(prefix="tcplab-emu-") as tmp:
         scen = Path(tmp) / "scenario.json"
         out = Path(tmp) / "result.json"
         scen.write_text(json.dumps(core, sort_keys=True))
         cmd = [str(binary), "run", "--seed", str(seed), "--scenario", str(scen), "--out", str(out),
-               "--sample-interval-us", str(max(1, sample_ns // 1000)), "--late-bound-us", str(max(1, bound_ns // 1000))]
+               "--sample-interval-us", str(max(1, sample_ns // 1000)), "--late-bound-us", str(max(1, late_bound_ns // 1000))]
         if not realtime:
             cmd.append("--no-realtime")
         if quiet:
@@ -214,10 +231,8 @@ def emulate(
             raise EmulationInterrupted(code - 128)
         if code != 0:
             raise EmulationFailed(message.strip() or f"tcplab-emu exited with status {code}")
-        doc = json.loads(out.read_text())
-    result = RunResult.from_core(doc, scenario=core)
-    result.meta["wall_s"] = wall
-    return result
+        doc: dict[str, Any] = json.loads(out.read_text())
+    return doc, wall
 
 
 #: Emulation benchmark scenarios (``tcplab bench --emulate``): name -> (bottleneck rate,

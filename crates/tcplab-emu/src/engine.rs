@@ -19,12 +19,13 @@
 //! later than the previous iteration's `now` (a transmission takes at least 1 ns), and
 //! reads are offered at `now` after them.
 
-use crate::packet::{self, Meta, Pool, NO_FLOW, PROTO_UDP, TCP_ACK, TCP_SYN};
-use crate::plan::Plan;
+use crate::packet::{self, Meta, Pool, NO_FLOW, NO_TXN, PROTO_UDP, TCP_ACK, TCP_SYN};
+use crate::plan::{FlowKind, Plan};
 use crate::sys;
 use crate::timing::Histogram;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
 use tcplab_core::metrics::{DropSeries, OwdSeries, QueueSeries};
 use tcplab_core::net::clocked::{ClockedLink, LinkModel, Step};
 use tcplab_core::net::packet::PacketId;
@@ -48,6 +49,43 @@ pub struct WireFlow {
     /// Data segments sent before the first ACK of data reached the sender.
     pub first_flight: u32,
     pub first_flight_closed: bool,
+}
+
+/// What the emulator saw of one request/response transaction on the wire.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TxnWire {
+    /// SYNs the client sent; SYN retransmissions = syns - 1.
+    pub syns: u32,
+    /// The server's initial sequence number (from its SYN-ACK).
+    pub server_isn: Option<u32>,
+    /// Response data segments that entered the emulator from the server.
+    pub resp_pkts: u64,
+    /// Response data segments sent before the first ACK of response data reached the
+    /// server: the response's first flight.
+    pub first_flight: u32,
+    pub first_flight_closed: bool,
+    /// Packets of the transaction dropped by the models (either direction).
+    pub drops: u64,
+}
+
+/// Which transaction owns each client port right now: the client program writes
+/// `g + 1` for port `txn_port(g)` before it connects, the packet loop reads it for every
+/// packet of a request/response flow (0: no transaction).
+pub struct PortTable(Vec<AtomicU32>);
+
+impl Default for PortTable {
+    fn default() -> Self {
+        PortTable((0..=u16::MAX as usize).map(|_| AtomicU32::new(0)).collect())
+    }
+}
+
+impl PortTable {
+    pub fn set(&self, port: u16, g: u32) {
+        self.0[port as usize].store(g + 1, Ordering::Release);
+    }
+    pub fn get(&self, port: u16) -> Option<u32> {
+        self.0[port as usize].load(Ordering::Acquire).checked_sub(1)
+    }
 }
 
 /// Why the loop ended.
@@ -115,10 +153,15 @@ pub struct Engine<'p> {
     pub busy: Vec<(u64, u64)>,
     busy_next: Option<u64>,
     opts: EngineOptions,
+    /// Per transaction (index g), what the wire showed.
+    pub txn_wire: Vec<TxnWire>,
+    /// Whether each flow is a request/response application.
+    rpc_flow: Vec<bool>,
+    ports: Arc<PortTable>,
 }
 
 impl<'p> Engine<'p> {
-    pub fn new(plan: &'p Plan, hosts: Vec<HostPort>, seed: u64, opts: EngineOptions) -> Result<Self, String> {
+    pub fn new(plan: &'p Plan, hosts: Vec<HostPort>, seed: u64, opts: EngineOptions, ports: Arc<PortTable>) -> Result<Self, String> {
         let mut links = Vec::with_capacity(plan.graph.links.len());
         for (i, l) in plan.graph.links.iter().enumerate() {
             let from = plan.graph.node_index(&l.from).expect("validated");
@@ -148,6 +191,9 @@ impl<'p> Engine<'p> {
             busy: vec![(0, 0); plan.graph.links.len()],
             busy_next: plan.busy_sample_ns,
             opts,
+            txn_wire: vec![TxnWire::default(); plan.txns.len()],
+            rpc_flow: plan.flows.iter().map(|f| matches!(f.kind, FlowKind::Rpc { .. })).collect(),
+            ports,
         })
     }
 
@@ -293,6 +339,9 @@ impl<'p> Engine<'p> {
         let m = self.pool.meta[p as usize];
         self.pool.release(p);
         self.drops += 1;
+        if m.txn != NO_TXN {
+            self.txn_wire[m.txn as usize].drops += 1;
+        }
         if self.plan.record_drops {
             let d = &mut self.drops_series;
             d.t_s.push(t as f64 * 1e-9);
@@ -317,7 +366,20 @@ impl<'p> Engine<'p> {
     fn deliver(&mut self, node: usize, p: u32, t: u64) -> Result<(), String> {
         let h = self.plan.host_of_node[node].expect("only hosts are destinations");
         let m = self.pool.meta[p as usize];
-        if m.flow != NO_FLOW && !m.to_receiver {
+        if m.txn != NO_TXN && !m.to_receiver {
+            // An ACK of response data reaching the server closes the response's first flight.
+            let w = &mut self.txn_wire[m.txn as usize];
+            if !w.first_flight_closed {
+                let b = self.pool.packet(p);
+                if let Some(ip) = packet::ipv4(b) {
+                    if let (Some(tcp), Some(isn)) = (packet::tcp(b, &ip), w.server_isn) {
+                        if tcp.flags & TCP_ACK != 0 && (tcp.ack.wrapping_sub(isn) as i32) > 1 {
+                            w.first_flight_closed = true;
+                        }
+                    }
+                }
+            }
+        } else if m.flow != NO_FLOW && !m.to_receiver {
             // An ACK of data reaching the sender closes its first flight.
             let w = &mut self.wire[m.flow as usize];
             if !w.first_flight_closed {
@@ -382,7 +444,7 @@ impl<'p> Engine<'p> {
                 self.pool.release(p);
                 continue;
             };
-            let mut meta = Meta { len: n as u32, ingress_ns: now, dst_node: info.node, flow: NO_FLOW, to_receiver: false, data: false };
+            let mut meta = Meta { len: n as u32, ingress_ns: now, dst_node: info.node, flow: NO_FLOW, to_receiver: false, data: false, txn: NO_TXN };
             if let Some((f, to_receiver)) = info.flow {
                 meta.flow = f;
                 meta.to_receiver = to_receiver;
@@ -390,7 +452,28 @@ impl<'p> Engine<'p> {
                     meta.data = true;
                 } else if let Some(tcp) = packet::tcp(b, &ip) {
                     meta.data = tcp.payload > 0;
-                    if to_receiver {
+                    if self.rpc_flow[f as usize] {
+                        // The client's port names the transaction: the destination
+                        // port towards the client, the source port towards the server.
+                        let port = if to_receiver { tcp.dport } else { tcp.sport };
+                        if let Some(g) = self.ports.get(port).filter(|&g| (g as usize) < self.txn_wire.len()) {
+                            meta.txn = g;
+                            let w = &mut self.txn_wire[g as usize];
+                            if to_receiver {
+                                if tcp.flags & TCP_SYN != 0 {
+                                    w.server_isn = Some(tcp.seq);
+                                }
+                                if meta.data {
+                                    w.resp_pkts += 1;
+                                    if !w.first_flight_closed {
+                                        w.first_flight += 1;
+                                    }
+                                }
+                            } else if tcp.flags & TCP_SYN != 0 && tcp.flags & TCP_ACK == 0 {
+                                w.syns += 1;
+                            }
+                        }
+                    } else if to_receiver {
                         let w = &mut self.wire[f as usize];
                         if tcp.flags & TCP_SYN != 0 && tcp.flags & TCP_ACK == 0 {
                             w.syns += 1;

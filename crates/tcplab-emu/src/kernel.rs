@@ -27,7 +27,7 @@
 //! | byte_counting, abc_limit | — | Linux counts delivered segments (`tcp_slow_start`): per-ACK counting or another limit is refused |
 //! | delack_timeout, delack_segments | — | 40 ms minimum (`TCP_DELACK_MIN`), ACK every 2 full segments (`__tcp_ack_snd_check`): other values are refused |
 //! | daass | — | Linux has its own quick-ACK start instead: on is refused |
-//! | fin_ignores_cwnd | — | Linux always sends a lone FIN regardless of cwnd (`tcp_cwnd_test`): off is accepted and noted as a deviation |
+//! | fin_ignores_cwnd | — | before Linux 6.10, `tcp_cwnd_test` let a last sub-MSS segment carrying the FIN leave beyond cwnd ("IW10 is really IW11"): there, on is native and off is accepted and noted; Linux 6.10 removed the exception ("tcp: remove dubious FIN exception from tcp_cwnd_test()", E. Dumazet, 2024): there, off is native and on is refused |
 //!
 //! Behaviour the simulator does not model is left at the kernel's defaults and listed
 //! in docs/emulation.md (RACK-TLP, PRR, quick-ACK start, receive-buffer autotuning,
@@ -74,6 +74,19 @@ pub struct KernelFacts {
     pub release: String,
     pub available_cc: Vec<String>,
     pub has_rto_max_sysctl: bool,
+}
+
+impl KernelFacts {
+    /// Whether this kernel still sends a last sub-MSS FIN segment beyond cwnd
+    /// (`tcp_cwnd_test`'s FIN exception, removed in Linux 6.10). An unparsable release
+    /// counts as a current kernel.
+    pub fn fin_exception(&self) -> bool {
+        let mut it = self.release.split(|c: char| !c.is_ascii_digit());
+        match (it.next().and_then(|m| m.parse::<u32>().ok()), it.next().and_then(|m| m.parse::<u32>().ok())) {
+            (Some(major), Some(minor)) => (major, minor) < (6, 10),
+            _ => false,
+        }
+    }
 }
 
 impl KernelFacts {
@@ -223,10 +236,16 @@ pub fn map_tcp(cfg: &TcpConfig, cc: &CcSpec, k: &KernelFacts) -> Result<KernelTc
     } else {
         out.sysctls.push(("net.ipv4.tcp_no_metrics_save", "1".into(), Side::Sender));
     }
-    if !cfg.fin_ignores_cwnd {
-        out.deviations.push(
-            "tcp.fin_ignores_cwnd = false: Linux sends a lone FIN even when cwnd is full (tcp_cwnd_test); the kernel does this regardless".into(),
-        );
+    match (cfg.fin_ignores_cwnd, k.fin_exception()) {
+        (false, true) => out.deviations.push(format!(
+            "tcp.fin_ignores_cwnd = false: Linux {} sends a last sub-MSS segment carrying the FIN even when cwnd is full (tcp_cwnd_test, before 6.10); the kernel does this regardless",
+            k.release
+        )),
+        (true, false) => bad.push(format!(
+            "tcp.fin_ignores_cwnd = true: Linux {} keeps a FIN segment within cwnd like any other (6.10 removed tcp_cwnd_test's FIN exception); accepted: false",
+            k.release
+        )),
+        _ => {}
     }
     if bad.is_empty() {
         Ok(out)
@@ -308,5 +327,19 @@ mod tests {
         let k = map_tcp(&spec.resolve().unwrap(), &CcSpec::default(), &facts()).unwrap();
         // RFC 3390 with MSS 1460: min(5840, max(2920, 4380)) = 4380 B = 3 segments.
         assert_eq!((k.initcwnd, k.rto_min_ms, k.quickack), (3, Some(300), true));
+    }
+    #[test]
+    fn fin_exception_follows_the_kernel_release() {
+        // tcp_cwnd_test's FIN exception left in Linux 6.10.
+        let with = |release: &str| KernelFacts { release: release.into(), ..facts() };
+        assert!(with("6.9.12").fin_exception() && with("2.6.35").fin_exception() && with("5.15.0-91-generic").fin_exception());
+        assert!(!with("6.10.0").fin_exception() && !with("6.18.44-fc-v669").fin_exception() && !with("7.0").fin_exception());
+        let quirk = TcpSpec { fin_ignores_cwnd: Some(true), ..Default::default() }.resolve().unwrap();
+        let e = map_tcp(&quirk, &CcSpec::default(), &with("6.18.44")).unwrap_err();
+        assert!(e[0].contains("tcp.fin_ignores_cwnd = true") && e[0].contains("6.10"), "{e:?}");
+        assert!(map_tcp(&quirk, &CcSpec::default(), &with("6.6.1")).unwrap().deviations.is_empty());
+        let plain = TcpSpec::default().resolve().unwrap();
+        assert!(map_tcp(&plain, &CcSpec::default(), &with("6.18.44")).unwrap().deviations.is_empty());
+        assert!(map_tcp(&plain, &CcSpec::default(), &with("6.6.1")).unwrap().deviations[0].contains("fin_ignores_cwnd = false"));
     }
 }

@@ -17,6 +17,7 @@ pub mod netns;
 pub mod packet;
 pub mod plan;
 pub mod results;
+pub mod rpcapp;
 pub mod sys;
 pub mod timing;
 pub mod traffic;
@@ -26,7 +27,22 @@ use plan::{FlowKind, Plan};
 use std::fs::File;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::thread::ScopedJoinHandle;
 use tcplab_core::scenario::Scenario;
+
+/// A flow's receiving-end thread (the server of a request/response application).
+enum Sink<'s> {
+    Tcp(ScopedJoinHandle<'s, Result<traffic::TcpSinkResult, String>>),
+    Udp(ScopedJoinHandle<'s, Result<traffic::UdpSinkResult, String>>),
+    Rpc(ScopedJoinHandle<'s, Result<rpcapp::RpcServerResult, String>>),
+}
+
+/// A flow's sending-end thread (the client of a request/response application).
+enum Sender<'s> {
+    Tcp(ScopedJoinHandle<'s, traffic::TcpSenderResult>),
+    Udp(ScopedJoinHandle<'s, traffic::UdpSenderResult>),
+    Rpc(ScopedJoinHandle<'s, rpcapp::RpcClientResult>),
+}
 
 /// Why an emulation did not produce results; `exit_code` is the CLI's.
 #[derive(Debug)]
@@ -138,7 +154,8 @@ pub fn run(sc: &Scenario, seed: u64, opts: &Options) -> Result<serde_json::Value
         )]));
     }
     let facts = kernel::KernelFacts::read();
-    let plan = plan::build(sc, &facts).map_err(EmuError::Refused)?;
+    let mut plan = plan::build(sc, &facts).map_err(EmuError::Refused)?;
+    plan.schedule_transactions(seed).map_err(|e| EmuError::Refused(vec![e]))?;
     let missing = missing_privileges();
     if !missing.is_empty() {
         return Err(EmuError::Missing(missing));
@@ -199,26 +216,30 @@ pub fn run(sc: &Scenario, seed: u64, opts: &Options) -> Result<serde_json::Value
         );
     }
     let finite = plan.flows.iter().filter(|f| matches!(f.kind, FlowKind::Tcp { bytes: Some(_), .. })).count();
-    let ctl = Arc::new(Control::new(finite));
-    let mut engine = Engine::new(&plan, ports, seed, EngineOptions { late_bound_ns: opts.late_bound_ns, stall: opts.stall })
+    // Every transaction counts as unfinished until its response is in (or it failed).
+    let ctl = Arc::new(Control::new(finite + plan.txns.len()));
+    let txn_ports = Arc::new(engine::PortTable::default());
+    let all_txns = Arc::new(plan.txns.clone());
+    let mut engine = Engine::new(&plan, ports, seed, EngineOptions { late_bound_ns: opts.late_bound_ns, stall: opts.stall }, txn_ports.clone())
         .map_err(EmuError::Failed)?;
     let outcome = std::thread::scope(|scope| -> Result<_, EmuError> {
         let host_ns = |node: usize| -> Result<File, EmuError> {
             Ok(ns_files[plan.host_of_node[node].expect("flow ends are hosts")].try_clone()?)
         };
-        // Sinks first, bound before the clock starts.
+        // Sinks (and request/response servers) first, bound before the clock starts.
         let mut sinks = Vec::new();
+        let mut ready = Vec::new();
         for f in &plan.flows {
             let ns = host_ns(f.dst_node)?;
             let dst = plan::flow_dst_addr(f.id);
             let c = ctl.clone();
+            let (tx, rx) = std::sync::mpsc::channel::<Result<(), String>>();
+            ready.push(rx);
             sinks.push(match &f.kind {
                 FlowKind::Tcp { bytes, .. } => {
                     let target = *bytes;
-                    let (tx, rx) = std::sync::mpsc::channel();
-                    let h = std::thread::Builder::new()
-                        .name(format!("sink-{}", f.id))
-                        .spawn_scoped(scope, move || match traffic::tcp_listen(&ns, dst) {
+                    Sink::Tcp(std::thread::Builder::new().name(format!("sink-{}", f.id)).spawn_scoped(scope, move || {
+                        match traffic::tcp_listen(&ns, dst) {
                             Ok(l) => {
                                 let _ = tx.send(Ok(()));
                                 Ok(traffic::tcp_sink(l, target, c))
@@ -227,29 +248,44 @@ pub fn run(sc: &Scenario, seed: u64, opts: &Options) -> Result<serde_json::Value
                                 let _ = tx.send(Err(e.clone()));
                                 Err(e)
                             }
-                        })?;
-                    (Some(h), None, rx)
+                        }
+                    })?)
                 }
-                FlowKind::Udp { .. } => {
-                    let (tx, rx) = std::sync::mpsc::channel();
-                    let h = std::thread::Builder::new().name(format!("usink-{}", f.id)).spawn_scoped(scope, move || {
-                        match traffic::udp_bind(&ns, dst) {
-                            Ok(s) => {
+                FlowKind::Udp { .. } => Sink::Udp(std::thread::Builder::new().name(format!("usink-{}", f.id)).spawn_scoped(scope, move || {
+                    match traffic::udp_bind(&ns, dst) {
+                        Ok(s) => {
+                            let _ = tx.send(Ok(()));
+                            Ok(traffic::udp_sink(s, c))
+                        }
+                        Err(e) => {
+                            let _ = tx.send(Err(e.clone()));
+                            Err(e)
+                        }
+                    }
+                })?),
+                FlowKind::Rpc { kernel, .. } => {
+                    // The server lives on the flow's source node (it sends the responses).
+                    let ns = host_ns(f.src_node)?;
+                    let spec = rpcapp::RpcSpecs { client: dst, server: plan::flow_src_addr(f.id), cc: kernel.cc.clone(), maxseg: kernel.maxseg };
+                    let all = all_txns.clone();
+                    let ports = txn_ports.clone();
+                    Sink::Rpc(std::thread::Builder::new().name(format!("server-{}", f.id)).spawn_scoped(scope, move || {
+                        match rpcapp::rpc_listen(&ns, &spec) {
+                            Ok(l) => {
                                 let _ = tx.send(Ok(()));
-                                Ok(traffic::udp_sink(s, c))
+                                Ok(rpcapp::rpc_server(l, all, ports, c))
                             }
                             Err(e) => {
                                 let _ = tx.send(Err(e.clone()));
                                 Err(e)
                             }
                         }
-                    })?;
-                    (None, Some(h), rx)
+                    })?)
                 }
             });
         }
         let mut setup_err = None;
-        for (_, _, rx) in &sinks {
+        for rx in &ready {
             if let Ok(Err(e)) | Err(e) = rx.recv().map_err(|e| e.to_string()) {
                 setup_err.get_or_insert(e);
             }
@@ -263,11 +299,11 @@ pub fn run(sc: &Scenario, seed: u64, opts: &Options) -> Result<serde_json::Value
         }
         let mut senders = Vec::new();
         for f in &plan.flows {
-            let ns = host_ns(f.src_node)?;
             let c = ctl.clone();
             let (src, dst) = (plan::flow_src_addr(f.id), plan::flow_dst_addr(f.id));
             senders.push(match &f.kind {
                 FlowKind::Tcp { bytes, kernel } => {
+                    let ns = host_ns(f.src_node)?;
                     let spec = traffic::TcpSenderSpec {
                         src,
                         dst,
@@ -279,12 +315,12 @@ pub fn run(sc: &Scenario, seed: u64, opts: &Options) -> Result<serde_json::Value
                         record: plan.record_cwnd,
                         sample_ns: opts.sample_ns,
                     };
-                    let h = std::thread::Builder::new()
+                    Sender::Tcp(std::thread::Builder::new()
                         .name(format!("send-{}", f.id))
-                        .spawn_scoped(scope, move || traffic::tcp_sender(ns, spec, t0, c))?;
-                    (Some(h), None)
+                        .spawn_scoped(scope, move || traffic::tcp_sender(ns, spec, t0, c))?)
                 }
                 FlowKind::Udp { packet_bytes, interval } => {
+                    let ns = host_ns(f.src_node)?;
                     let spec = traffic::UdpSenderSpec {
                         name: f.name.clone(),
                         src,
@@ -295,10 +331,19 @@ pub fn run(sc: &Scenario, seed: u64, opts: &Options) -> Result<serde_json::Value
                         stop_ns: f.stop_ns,
                         seed,
                     };
-                    let h = std::thread::Builder::new()
+                    Sender::Udp(std::thread::Builder::new()
                         .name(format!("usend-{}", f.id))
-                        .spawn_scoped(scope, move || traffic::udp_sender(ns, spec, t0, c))?;
-                    (None, Some(h))
+                        .spawn_scoped(scope, move || traffic::udp_sender(ns, spec, t0, c))?)
+                }
+                FlowKind::Rpc { kernel, .. } => {
+                    // The client lives on the flow's destination node (it receives the responses).
+                    let ns = host_ns(f.dst_node)?;
+                    let spec = rpcapp::RpcSpecs { client: dst, server: src, cc: kernel.cc.clone(), maxseg: kernel.maxseg };
+                    let mine: Vec<plan::TxnPlan> = plan.txns.iter().filter(|t| t.flow == f.id).copied().collect();
+                    let ports = txn_ports.clone();
+                    Sender::Rpc(std::thread::Builder::new()
+                        .name(format!("client-{}", f.id))
+                        .spawn_scoped(scope, move || rpcapp::rpc_client(ns, spec, mine, ports, t0, c))?)
                 }
             });
         }
@@ -315,17 +360,23 @@ pub fn run(sc: &Scenario, seed: u64, opts: &Options) -> Result<serde_json::Value
         }
         let mut outcomes = Vec::new();
         let mut errors = Vec::new();
-        for ((snd, usnd), (sink, usink, _)) in senders.into_iter().zip(sinks) {
-            let joined = match (snd, usnd, sink, usink) {
-                (Some(s), None, Some(k), None) => {
-                    let sender = s.join().map_err(|_| "a sender thread panicked".to_string());
-                    let sink = k.join().map_err(|_| "a sink thread panicked".to_string()).and_then(|r| r);
+        let panicked = |what: &str| format!("a {what} thread panicked");
+        for (snd, sink) in senders.into_iter().zip(sinks) {
+            let joined = match (snd, sink) {
+                (Sender::Tcp(s), Sink::Tcp(k)) => {
+                    let sender = s.join().map_err(|_| panicked("sender"));
+                    let sink = k.join().map_err(|_| panicked("sink")).and_then(|r| r);
                     sender.and_then(|sender| sink.map(|sink| results::FlowOutcome::Tcp { sender, sink }))
                 }
-                (None, Some(s), None, Some(k)) => {
-                    let sender = s.join().map_err(|_| "a sender thread panicked".to_string());
-                    let sink = k.join().map_err(|_| "a sink thread panicked".to_string()).and_then(|r| r);
+                (Sender::Udp(s), Sink::Udp(k)) => {
+                    let sender = s.join().map_err(|_| panicked("sender"));
+                    let sink = k.join().map_err(|_| panicked("sink")).and_then(|r| r);
                     sender.and_then(|sender| sink.map(|sink| results::FlowOutcome::Udp { sender, sink }))
+                }
+                (Sender::Rpc(s), Sink::Rpc(k)) => {
+                    let client = s.join().map_err(|_| panicked("client"));
+                    let server = k.join().map_err(|_| panicked("server")).and_then(|r| r);
+                    client.and_then(|client| server.map(|server| results::FlowOutcome::Rpc { client, server }))
                 }
                 _ => unreachable!("threads are spawned per flow kind"),
             };
@@ -334,6 +385,7 @@ pub fn run(sc: &Scenario, seed: u64, opts: &Options) -> Result<serde_json::Value
                     let e = match &o {
                         results::FlowOutcome::Tcp { sender, sink } => sender.error.clone().or(sink.error.clone()),
                         results::FlowOutcome::Udp { sender, sink } => sender.error.clone().or(sink.error.clone()),
+                        results::FlowOutcome::Rpc { client, server } => client.error.clone().or(server.error.clone()),
                     };
                     errors.extend(e);
                     outcomes.push(o);

@@ -40,6 +40,8 @@ pub fn ipv4(b: &[u8]) -> Option<Ipv4> {
 /// TCP header fields of an IPv4 packet whose header is `ip`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Tcp {
+    pub sport: u16,
+    pub dport: u16,
     pub seq: u32,
     pub ack: u32,
     pub flags: u8,
@@ -55,6 +57,8 @@ pub fn tcp(b: &[u8], ip: &Ipv4) -> Option<Tcp> {
     let doff = (t[12] >> 4) as usize * 4;
     let total = (ip.total_len as usize).min(b.len());
     Some(Tcp {
+        sport: u16::from_be_bytes([t[0], t[1]]),
+        dport: u16::from_be_bytes([t[2], t[3]]),
         seq: u32::from_be_bytes([t[4], t[5], t[6], t[7]]),
         ack: u32::from_be_bytes([t[8], t[9], t[10], t[11]]),
         flags: t[13],
@@ -74,9 +78,12 @@ pub struct Meta {
     pub to_receiver: bool,
     /// Carries payload (TCP data or a UDP datagram).
     pub data: bool,
+    /// Transaction of a request/response flow (`NO_TXN`: none or unknown).
+    pub txn: u32,
 }
 
 pub const NO_FLOW: u32 = u32::MAX;
+pub const NO_TXN: u32 = u32::MAX;
 
 /// Packet buffers of `stride` bytes in one slab.
 pub struct Pool {

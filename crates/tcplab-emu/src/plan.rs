@@ -15,12 +15,23 @@
 //! route attributes (`initcwnd`, `rto_min`, `quickack`) differ between flows of the
 //! same two hosts, and let the emulator tell every packet's flow and direction from its
 //! destination address alone.
+//!
+//! A request/response application (`kind = "rpc"`, core `app::rpc`) is one flow of the
+//! plan whose "sender" is the server (it sends the responses) and whose "receiver" is
+//! the client; its transactions (`TxnPlan`) are drawn before the run with the core's
+//! own generators (`RpcApp`: arrivals from `app:<name>:arrivals`, sizes from
+//! `app:<name>:sizes`), so a scenario and a seed give the same transactions in both
+//! modes. Each transaction is a connection from the client's flow address and its own
+//! port (`txn_port`), which is how the emulator tells transactions apart on the wire.
 
 use crate::kernel::{self, KernelFacts, KernelTcp, Side};
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 use tcplab_core::net::topology::{self, Graph};
+use tcplab_core::app::arrivals::Arrivals;
+use tcplab_core::app::rpc::{RpcApp, RpcSpec};
 use tcplab_core::scenario::{FlowSpec, Interval, Scenario};
+use tcplab_core::time::SimTime;
 
 pub const TCP_PORT: u16 = 5001;
 pub const UDP_PORT: u16 = 5002;
@@ -51,6 +62,34 @@ pub struct AddrInfo {
 pub enum FlowKind {
     Tcp { bytes: Option<u64>, kernel: KernelTcp },
     Udp { packet_bytes: u32, interval: Interval },
+    /// A request/response application: the flow's source node is the server, its
+    /// destination the client; `iw_segments` is the server's initial window.
+    Rpc { spec: Box<RpcSpec>, kernel: KernelTcp, iw_segments: u32 },
+}
+
+/// One transaction of a request/response application, drawn as the simulator draws it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TxnPlan {
+    /// Creation order over all applications (the simulator's `txn_id`).
+    pub g: u32,
+    /// The application's flow index.
+    pub flow: usize,
+    /// Arrival number within the application (a batch's transactions share it).
+    pub batch: u64,
+    /// Scheduled connect time, ns of model time.
+    pub start_ns: u64,
+    pub request_bytes: u64,
+    pub response_bytes: u64,
+}
+
+/// First client port of a transaction; transaction g connects from `txn_port(g)`.
+pub const TXN_PORT_BASE: u16 = 20_000;
+/// Ports cycled over (a port is reused after this many transactions).
+pub const TXN_PORTS: u32 = 40_000;
+
+/// The client port of transaction `g`.
+pub fn txn_port(g: u32) -> u16 {
+    TXN_PORT_BASE + (g % TXN_PORTS) as u16
 }
 
 #[derive(Clone, Debug)]
@@ -98,6 +137,9 @@ pub struct Plan {
     pub busy_sample_ns: Option<u64>,
     /// Accepted differences from the scenario (kernel behaviour the knob cannot change).
     pub deviations: Vec<String>,
+    /// Every transaction of the request/response flows, in creation order (index = g);
+    /// filled by `schedule_transactions`.
+    pub txns: Vec<TxnPlan>,
 }
 
 impl Plan {
@@ -156,13 +198,14 @@ pub fn build(sc: &Scenario, k: &KernelFacts) -> Result<Plan, Vec<String>> {
         let (name, group, src, dst, start, stop) = match f {
             FlowSpec::Tcp(t) => (t.name.clone(), t.group.clone(), &t.src, &t.dst, t.start, t.stop),
             FlowSpec::Udp(u) => (u.name.clone(), u.group.clone(), &u.src, &u.dst, u.start, u.stop),
-            FlowSpec::Rpc(r) => {
-                let name = r.name.clone().unwrap_or_else(|| format!("flow{i}"));
-                bad.push(format!(
-                    "flows[{i}] ('{name}'): request/response applications are not emulated yet (no traffic program)"
-                ));
-                continue;
-            }
+            FlowSpec::Rpc(r) => (
+                Some(r.name.clone().unwrap_or_else(|| format!("rpc{i}"))),
+                r.group.clone(),
+                &r.server,
+                &r.client,
+                r.start,
+                r.stop,
+            ),
         };
         let name = name.unwrap_or_else(|| format!("flow{i}"));
         let ctx = format!("flows[{i}] ('{name}')");
@@ -177,9 +220,41 @@ pub fn build(sc: &Scenario, k: &KernelFacts) -> Result<Plan, Vec<String>> {
             bad.push(format!("{ctx}: no route in both directions between '{}' and '{}'", graph.nodes[src], graph.nodes[dst]));
             continue;
         }
-        let record_owd = owd_all || sc.record.owd.contains(&name);
+        let record_owd = !matches!(f, FlowSpec::Rpc(_)) && (owd_all || sc.record.owd.contains(&name));
         let (kind, cc_name) = match f {
-            FlowSpec::Rpc(_) => unreachable!("refused above"),
+            FlowSpec::Rpc(r) => {
+                if !Arrivals::bounded(&r.arrivals, r.stop) {
+                    unbounded = true;
+                }
+                let rate = |link: &str| graph.links.iter().find(|l| l.name == link).map(|l| l.params.rate);
+                // Built here once (seed 0) for its checks; the transactions are drawn with
+                // the run's seed in `schedule_transactions`.
+                if let Err(e) = RpcApp::new(r, name.clone(), &ctx, src as u32, dst as u32, rate, 0) {
+                    bad.push(e);
+                    continue;
+                }
+                match r.tcp.resolve() {
+                    Err(e) => {
+                        bad.push(format!("{ctx}: {e}"));
+                        continue;
+                    }
+                    Ok(cfg) => match kernel::map_tcp(&cfg, &r.cc, k) {
+                        Ok(kt) => {
+                            for d in &kt.deviations {
+                                if !deviations.contains(d) {
+                                    deviations.push(d.clone());
+                                }
+                            }
+                            let iw_segments = (cfg.iw.bytes(cfg.mss) / cfg.mss as u64) as u32;
+                            (FlowKind::Rpc { spec: Box::new(r.clone()), kernel: kt, iw_segments }, r.cc.name.clone())
+                        }
+                        Err(es) => {
+                            bad.extend(es.into_iter().map(|e| format!("{ctx}: {e}")));
+                            continue;
+                        }
+                    },
+                }
+            }
             FlowSpec::Tcp(t) => {
                 if t.bytes.is_none() && t.stop.is_none() {
                     unbounded = true;
@@ -274,7 +349,7 @@ pub fn build(sc: &Scenario, k: &KernelFacts) -> Result<Plan, Vec<String>> {
     let mut mtu = 1500;
     for f in &flows {
         mtu = mtu.max(match &f.kind {
-            FlowKind::Tcp { kernel, .. } => kernel.packet_bytes,
+            FlowKind::Tcp { kernel, .. } | FlowKind::Rpc { kernel, .. } => kernel.packet_bytes,
             FlowKind::Udp { packet_bytes, .. } => *packet_bytes,
         });
     }
@@ -295,19 +370,35 @@ pub fn build(sc: &Scenario, k: &KernelFacts) -> Result<Plan, Vec<String>> {
         hosts[hd].ip.push(format!("addr add {da}/32 dev {{dev}}"));
         let mut fwd = format!("route add {da}/32 dev {{dev}} src {sa}");
         let mut back = format!("route add {sa}/32 dev {{dev}} src {da}");
-        if let FlowKind::Tcp { kernel, .. } = &f.kind {
+        if let FlowKind::Tcp { kernel, .. } | FlowKind::Rpc { kernel, .. } = &f.kind {
+            // A request/response application sends both ways (request, response): each
+            // host's route to the other carries the initial window and rto_min, each
+            // host acknowledges at once when delayed ACKs are off, and every sysctl
+            // applies to both hosts. The route is per destination address: the server's
+            // route to this application's client address gives every response of the
+            // application its initial window (docs/emulation.md, "Request/response").
+            let both = matches!(f.kind, FlowKind::Rpc { .. });
             fwd += &format!(" initcwnd {}", kernel.initcwnd);
+            if both {
+                back += &format!(" initcwnd {}", kernel.initcwnd);
+            }
             if let Some(ms) = kernel.rto_min_ms {
                 fwd += &format!(" rto_min {ms}ms");
+                if both {
+                    back += &format!(" rto_min {ms}ms");
+                }
             }
             if kernel.quickack {
                 back += " quickack 1";
+                if both {
+                    fwd += " quickack 1";
+                }
             }
             for (key, value, side) in &kernel.sysctls {
-                let on: &[usize] = match side {
-                    Side::Sender => &[hs],
-                    Side::Receiver => &[hd],
-                    Side::Both => &[hs, hd],
+                let on: &[usize] = match (side, both) {
+                    (_, true) | (Side::Both, _) => &[hs, hd],
+                    (Side::Sender, false) => &[hs],
+                    (Side::Receiver, false) => &[hd],
                 };
                 for &h in on {
                     let k = (h, key.to_string());
@@ -348,7 +439,52 @@ pub fn build(sc: &Scenario, k: &KernelFacts) -> Result<Plan, Vec<String>> {
         record_drops: sc.record.drops,
         busy_sample_ns: sc.record.busy_sample_interval.map(|d| d.0),
         deviations,
+        txns: Vec::new(),
     })
+}
+
+impl Plan {
+    /// Draws every request/response transaction of the run with seed `seed`, as the
+    /// simulator does (`app::Apps`): per application, arrivals from its
+    /// `app:<name>:arrivals` substream (the first one from time 0, each next one from
+    /// the previous), `batch` transactions per arrival, and each transaction's request
+    /// then response size from `app:<name>:sizes`. Arrivals after the run's end
+    /// (`duration`, else `max_duration`) are not drawn; one exactly at the end is, as the
+    /// simulator opens it (it stays "open"). Transactions are numbered in
+    /// time order over all applications (ties: scenario order, then batch order).
+    pub fn schedule_transactions(&mut self, seed: u64) -> Result<(), String> {
+        let end = self.duration_ns.unwrap_or(self.max_duration_ns);
+        let mut all = Vec::new();
+        for f in &self.flows {
+            let FlowKind::Rpc { spec, .. } = &f.kind else { continue };
+            let rate = |link: &str| self.graph.links.iter().find(|l| l.name == link).map(|l| l.params.rate);
+            let ctx = format!("flows[{}] ('{}')", f.id, f.name);
+            let mut app = RpcApp::new(spec, f.name.clone(), &ctx, f.src_node as u32, f.dst_node as u32, rate, seed)?;
+            let mut prev = SimTime::ZERO;
+            let mut batch = 0;
+            while let Some(t) = app.arrivals.next(prev) {
+                if t.0 > end {
+                    break;
+                }
+                for _ in 0..app.batch {
+                    let (request_bytes, response_bytes) = app.draw_sizes();
+                    all.push(TxnPlan { g: 0, flow: f.id, batch, start_ns: t.0, request_bytes, response_bytes });
+                }
+                batch += 1;
+                prev = t;
+            }
+        }
+        if all.len() > u32::MAX as usize / 2 {
+            return Err(format!("{} transactions: the emulator numbers at most 2^31", all.len()));
+        }
+        // Stable: a batch keeps its order, applications their scenario order at ties.
+        all.sort_by_key(|t| (t.start_ns, t.flow));
+        for (g, t) in all.iter_mut().enumerate() {
+            t.g = g as u32;
+        }
+        self.txns = all;
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -406,5 +542,44 @@ mod tests {
         sc.duration = None;
         let e = build(&sc, &facts()).err().expect("refused").join("\n");
         assert!(e.contains("set duration"), "{e}");
+    }
+    #[test]
+    fn rpc_transactions_are_the_simulators() {
+        // Two applications (Poisson 30/s with batches of 2; periodic 0.25 s) with
+        // exponential response sizes: the emulator's schedule must be the simulator's
+        // transactions, draw for draw (same substreams app:<name>:arrivals/sizes).
+        let sc = dumbbell(
+            r#"[{"kind": "rpc", "name": "web", "server": "s0", "client": "d0", "request": {"dist": "constant", "bytes": 200},
+                 "response": {"dist": "exponential", "mean": 20000.0}, "arrivals": {"process": "poisson", "rate": 30.0},
+                 "batch": 2, "stop": 2000000000, "tcp": {"iw": 3}},
+                {"kind": "rpc", "server": "s1", "client": "d1", "request": {"dist": "constant", "bytes": 300},
+                 "response": {"dist": "constant", "bytes": 15000}, "arrivals": {"process": "periodic", "interval": 250000000}}]"#,
+        );
+        let mut p = build(&sc, &facts()).unwrap();
+        p.schedule_transactions(7).unwrap();
+        let sim = tcplab_core::sim::run(&sc, 7).unwrap();
+        let t = &sim.transactions;
+        assert!(t.txn_id.len() > 40, "{} transactions", t.txn_id.len());
+        assert_eq!(p.txns.len(), t.txn_id.len());
+        for (i, x) in p.txns.iter().enumerate() {
+            assert_eq!(x.g as u64, t.txn_id[i]);
+            assert_eq!((x.request_bytes, x.response_bytes, x.batch), (t.request_bytes[i], t.response_bytes[i], t.batch[i]), "txn {i}");
+            assert!((x.start_ns as f64 * 1e-9 - t.start_s[i]).abs() < 1e-9, "txn {i}: {} vs {}", x.start_ns, t.start_s[i]);
+            assert_eq!(p.flows[x.flow].name, t.app[i]);
+        }
+        // The server's route to the client address carries the IW (and so does the
+        // client's route back, for the request); rpc1 keeps the profile's IW10.
+        assert!(p.hosts[0].ip.contains(&"route add 198.19.0.1/32 dev {dev} src 198.19.0.2 initcwnd 3".to_string()), "{:?}", p.hosts[0].ip);
+        assert!(p.hosts[2].ip.contains(&"route add 198.19.0.2/32 dev {dev} src 198.19.0.1 initcwnd 3".to_string()), "{:?}", p.hosts[2].ip);
+        assert!(matches!(p.flows[1].kind, FlowKind::Rpc { iw_segments: 10, .. }));
+        assert_eq!(p.flows[1].name, "rpc1");
+        // Periodic arrivals without stop run to the duration (5 s): 0, 0.25, ..., 5 s.
+        assert_eq!(p.txns.iter().filter(|x| x.flow == 1).count(), 21);
+        assert!(!p.stop_when_done);
+    }
+
+    #[test]
+    fn txn_ports_cycle() {
+        assert_eq!((txn_port(0), txn_port(39_999), txn_port(40_000)), (20_000, 59_999, 20_000));
     }
 }

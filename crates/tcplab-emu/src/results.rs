@@ -12,9 +12,12 @@
 
 use crate::engine::{Engine, StopReason};
 use crate::plan::{FlowKind, Plan};
+use crate::rpcapp::{RpcClientResult, RpcServerResult};
 use crate::traffic::{CwndRow, TcpInfo, TcpSenderResult, TcpSinkResult, UdpSenderResult, UdpSinkResult, TCP_INFO_WITH_RTO};
 use serde_json::{json, Value};
+use tcplab_core::app::TransactionRecord;
 use tcplab_core::metrics::{CwndSeries, Meta, RunResult};
+use tcplab_core::time::SimTime;
 use tcplab_core::net::clocked::LinkModel;
 use tcplab_core::net::queue::DropCause;
 
@@ -26,6 +29,7 @@ const TCP_INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
 pub enum FlowOutcome {
     Tcp { sender: TcpSenderResult, sink: TcpSinkResult },
     Udp { sender: UdpSenderResult, sink: UdpSinkResult },
+    Rpc { client: RpcClientResult, server: RpcServerResult },
 }
 
 /// Run-level facts for `meta.emulation`.
@@ -49,6 +53,8 @@ pub fn assemble(plan: &Plan, eng: &Engine<'_>, flows: Vec<FlowOutcome>, f: &RunF
     let names = &plan.graph.nodes;
     let mut cwnd_rows: Vec<(u32, CwndRow)> = Vec::new();
     let mut first_flight = Vec::new();
+    // Transactions of every request/response flow: (record, app, group, client, server, scheduled).
+    let mut txns: Vec<(TransactionRecord, String, String, String, String, u64)> = Vec::new();
     for (fp, out) in plan.flows.iter().zip(flows) {
         let (src, dst) = (names[fp.src_node].clone(), names[fp.dst_node].clone());
         match (&fp.kind, out) {
@@ -123,8 +129,55 @@ pub fn assemble(plan: &Plan, eng: &Engine<'_>, flows: Vec<FlowOutcome>, f: &RunF
                 u.jitter_s.push(any.then_some(sink.jitter_s));
                 u.pkts_out_of_order.push(sink.out_of_order);
             }
+            (FlowKind::Rpc { iw_segments, .. }, FlowOutcome::Rpc { client, server }) => {
+                // The flow's source node is the server, its destination the client.
+                for c in client.txns {
+                    let t = &plan.txns[c.g as usize];
+                    let w = eng.txn_wire[c.g as usize];
+                    let sv = server.txns.get(c.g as usize).copied().unwrap_or_default();
+                    let state = if c.failed {
+                        "failed"
+                    } else if c.closed_ns.is_some() {
+                        "closed"
+                    } else if c.completed_ns.is_some() {
+                        "completed"
+                    } else {
+                        "open"
+                    };
+                    let rec = TransactionRecord {
+                        txn_id: c.g as u64,
+                        app: fp.id as u32,
+                        batch: t.batch,
+                        iw_segments: *iw_segments,
+                        request_bytes: t.request_bytes,
+                        response_bytes: t.response_bytes,
+                        start: SimTime(c.start_ns.unwrap_or(t.start_ns)),
+                        established: c.established_ns.map(SimTime),
+                        completed: c.completed_ns.map(SimTime),
+                        closed: c.closed_ns.map(SimTime),
+                        bytes_delivered: c.bytes_read,
+                        retransmits: (c.retrans + sv.retrans) as u64,
+                        rtos: (c.rtos + sv.rtos) as u64,
+                        // Eifel undo is the kernel's business: not reported per socket.
+                        rtos_undone: 0,
+                        syn_retransmits: w.syns.saturating_sub(1) as u64,
+                        drops: w.drops,
+                        state,
+                    };
+                    txns.push((rec, fp.name.clone(), fp.group.clone(), dst.clone(), src.clone(), t.start_ns));
+                }
+            }
             _ => unreachable!("flow kinds match their threads"),
         }
+    }
+    // Transactions in creation order (the simulator's txn_id order).
+    txns.sort_by_key(|t| t.0.txn_id);
+    let mut txn_first_flight = Vec::with_capacity(txns.len());
+    let mut txn_scheduled = Vec::with_capacity(txns.len());
+    for (rec, app, group, client, server, scheduled) in &txns {
+        r.transactions.push(rec, app, group, client, server);
+        txn_first_flight.push(eng.txn_wire[rec.txn_id as usize].first_flight);
+        txn_scheduled.push(*scheduled as f64 * 1e-9);
     }
     // cwnd rows of all flows, in time order (as the simulator emits them).
     cwnd_rows.sort_by_key(|(_, row)| row.t_ns);
@@ -218,6 +271,8 @@ pub fn assemble(plan: &Plan, eng: &Engine<'_>, flows: Vec<FlowOutcome>, f: &RunF
     doc["flows"]["first_flight_pkts"] = json!(first_flight);
     doc["flows"]["emu_behind"] = json!(vec![behind; first_flight.len()]);
     doc["links"]["emu_behind"] = json!(vec![behind; eng.links.len()]);
+    doc["transactions"]["first_flight_pkts"] = json!(txn_first_flight);
+    doc["transactions"]["scheduled_s"] = json!(txn_scheduled);
     let stop = match &f.stop {
         StopReason::Duration => "duration".to_string(),
         StopReason::AllDone => "all flows completed".to_string(),
@@ -253,7 +308,7 @@ pub fn assemble(plan: &Plan, eng: &Engine<'_>, flows: Vec<FlowOutcome>, f: &RunF
         "unroutable_pkts": eng.unroutable,
         "host_drops": eng.host_drops,
         "mtu": plan.mtu,
-        "unknown_columns": ["flows.fast_retransmits", "flows.spurious_rtos", "flows.spurious_syn_rtos", "flows.frto_spurious", "flows.tlp_probes"],
+        "unknown_columns": ["flows.fast_retransmits", "flows.spurious_rtos", "flows.spurious_syn_rtos", "flows.frto_spurious", "flows.tlp_probes", "transactions.rtos_undone"],
     });
     doc
 }

@@ -100,7 +100,7 @@ pub struct TcpInfo {
 pub const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
 const TCP_FIN_WAIT2: u8 = 5;
 const TCP_TIME_WAIT: u8 = 6;
-const TCP_CLOSE: u8 = 7;
+pub(crate) const TCP_CLOSE: u8 = 7;
 /// Bytes of `tcp_info` a kernel must fill for `total_rto` to be present (Linux 6.7+).
 pub const TCP_INFO_WITH_RTO: usize = std::mem::size_of::<TcpInfo>();
 
@@ -116,7 +116,7 @@ pub fn tcp_info(fd: RawFd) -> io::Result<(TcpInfo, usize)> {
     Ok((info, len as usize))
 }
 
-fn setsockopt_bytes(fd: RawFd, level: i32, opt: i32, v: &[u8], what: &str) -> io::Result<()> {
+pub(crate) fn setsockopt_bytes(fd: RawFd, level: i32, opt: i32, v: &[u8], what: &str) -> io::Result<()> {
     // SAFETY: v is valid for v.len() bytes.
     let r = unsafe { libc::setsockopt(fd, level, opt, v.as_ptr().cast(), v.len() as libc::socklen_t) };
     if r < 0 {
@@ -126,7 +126,7 @@ fn setsockopt_bytes(fd: RawFd, level: i32, opt: i32, v: &[u8], what: &str) -> io
     Ok(())
 }
 
-fn sockaddr(a: SocketAddrV4) -> libc::sockaddr_in {
+pub(crate) fn sockaddr(a: SocketAddrV4) -> libc::sockaddr_in {
     libc::sockaddr_in {
         sin_family: libc::AF_INET as libc::sa_family_t,
         sin_port: a.port().to_be(),

@@ -81,6 +81,13 @@ class Study:
     links: list[str]
     params: list[StudyParam]
     runner: Callable[..., Any]
+    #: ``--mode emulate``: a reduced grid run in the simulator and with real kernel TCP
+    #: (:mod:`tcplab.studies.emulated`); ``None`` when the study has no such mode.
+    emulate_runner: Callable[..., Any] | None = None
+    emulate_params: tuple[StudyParam, ...] = ()
+    emulate_reps: int = 1
+    #: The links ``--mode emulate`` runs unless ``--links`` says otherwise (empty: :attr:`links`).
+    emulate_links: tuple[str, ...] = ()
 
     def run(self, out: str | Path, reps: int | None = None, links: list[str] | None = None, jobs: int | None = None,
             scheduler: str | None = None, progress: bool = True, **params: Any) -> Any:
@@ -88,11 +95,29 @@ class Study:
         return self.runner(out, reps=reps or self.default_reps, links=links or self.links, jobs=jobs,
                            scheduler=scheduler, progress=progress, **params)
 
+    def emulate(self, out: str | Path, reps: int | None = None, links: list[str] | None = None, progress: bool = True,
+                **params: Any) -> Any:
+        """Runs the study's emulate mode into ``out`` (one run at a time, real time); ``params``
+        are values of :attr:`emulate_params` by name.
+
+        Raises:
+            ValueError: the study has no emulate mode, or a parameter is refused.
+        """
+        if self.emulate_runner is None:
+            raise ValueError(f"study {self.name} has no emulate mode; studies with one: "
+                             + ", ".join(s.name for s in STUDIES.values() if s.emulate_runner))
+        return self.emulate_runner(out, reps=reps or self.emulate_reps, links=links or list(self.emulate_links or self.links),
+                                   progress=progress,
+                                   **params)
+
     def describe(self) -> dict[str, Any]:
         """The study as a JSON-able entry (for listings)."""
-        return {"name": self.name, "seed": self.seed, "summary": self.summary, "default_reps": self.default_reps,
-                "links": self.links,
-                "params": [{"name": p.name, "default": p.default, "doc": p.doc} for p in self.params]}
+        d = {"name": self.name, "seed": self.seed, "summary": self.summary, "default_reps": self.default_reps,
+             "links": self.links,
+             "params": [{"name": p.name, "default": p.default, "doc": p.doc} for p in self.params]}
+        if self.emulate_runner is not None:
+            d["emulate_params"] = [{"name": p.name, "default": p.default, "doc": p.doc} for p in self.emulate_params]
+        return d
 
 
 
@@ -111,6 +136,38 @@ def _runner(module: str) -> Callable[..., Any]:
                        scheduler=scheduler, progress=progress)
 
     return run
+
+
+def _emulate_runner(module: str) -> Callable[..., Any]:
+    """The ``run`` entry point of an emulate-mode module ``tcplab.studies.<module>``
+    (``EmulateParams(reps=..., links=..., **params)``), imported on first use."""
+
+    def run(out: str | Path, reps: int, links: list[str], progress: bool, **params: Any) -> Any:
+        mod = importlib.import_module(f"tcplab.studies.{module}")
+        return mod.run(out, mod.EmulateParams(reps=reps, links=list(links), **params), progress=progress)
+
+    return run
+
+
+def _str_list(text: str) -> list[str]:
+    """A comma-separated list of names."""
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+_str_list.__name__ = "comma-separated names"
+
+
+def _bool_list(text: str) -> list[bool]:
+    """A comma-separated list of true/false."""
+    out = []
+    for t in _str_list(text):
+        if t.lower() not in ("true", "false"):
+            raise ValueError(f"expected comma-separated true/false, got {text!r}")
+        out.append(t.lower() == "true")
+    return out
+
+
+_bool_list.__name__ = "comma-separated true/false"
 
 
 def _int_list(text: str) -> list[int]:
@@ -163,6 +220,15 @@ STUDIES: dict[str, Study] = {
                                              "(default: examples/home-gateway)"),
         ],
         runner=_runner("home_gateway"),
+        emulate_runner=_emulate_runner("home_gateway_emulate"),
+        emulate_links=("adsl1",),
+        emulate_params=(
+            StudyParam("seed", int, 1, "master seed: replication r runs with core seed seed + r"),
+            StudyParam("rtts_ms", _int_list, [100], "minimum RTTs in ms, comma-separated"),
+            StudyParam("duration_s", float, 30.0, "seconds per run (real time when emulated)"),
+            StudyParam("ps_limits", _int_list, [13, 40], "PS queue sizes, packets"),
+            StudyParam("fb_limits", _int_list, [20_000, 60_000], "FB-strict and FB-loose queue sizes, bytes"),
+        ),
     ),
     "iw-testbed": Study(
         name="iw-testbed",
@@ -180,6 +246,15 @@ STUDIES: dict[str, Study] = {
             StudyParam("keep_txn_reps", int, 2, "replications whose per-transaction rows are kept (CDFs)"),
         ],
         runner=_runner("iw_testbed"),
+        emulate_runner=_emulate_runner("iw_testbed_emulate"),
+        emulate_params=(
+            StudyParam("seed", int, 1, "master seed: replication r uses core seed seed + r"),
+            StudyParam("iw", _str_list, ["iw3", "iw10"], "IW variants (iw3, iw10, mix), comma-separated"),
+            StudyParam("measure_20m_s", float, 20.0, "measured window on 20 Mbit/s, s (after 5 s, before a 5 s drain)"),
+            StudyParam("measure_64k_s", float, 120.0, "measured window on 64 kbit/s, s (after 20 s, before a 60 s drain)"),
+            StudyParam("opens", _int_list, [1, 5], "20 Mbit/s: simultaneous opens per arrival (1, 5)"),
+            StudyParam("bg", _bool_list, [False, True], "20 Mbit/s: without/with the 2 background flows"),
+        ),
     ),
     "satellite": Study(
         name="satellite",

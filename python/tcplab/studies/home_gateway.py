@@ -351,6 +351,43 @@ _RUN_COLUMNS = ("limit", "nominal_bytes", "cc", "rep", "core_seed", "goodput_bps
                 "digest")
 
 
+def run_row(out: dict[str, Any], semantic: str, limit: int, cc: str, rep: int, core_seed: int, base_owd: float
+            ) -> tuple[dict[str, Any], np.ndarray]:
+    """One run's row of the ``runs`` table (the columns of :data:`_RUN_COLUMNS`) and the
+    induced one-way delays (s) of its downstream voice packets, from a result document
+    (the simulator's, or the emulator's: :mod:`tcplab.studies.home_gateway_emulate`).
+    ``base_owd`` is :func:`_base_owd_s` of the run's scenario."""
+    f, u, q = out["flows"], out["udp"], out["queues"]
+    bulk = f["name"].index("bulk")
+    down, up = u["name"].index("voice_down"), u["name"].index("voice_up")
+    qd, qu = q["link"].index("bottleneck"), q["link"].index("bottleneck_rev")
+    owd = out["series"]["owd"]
+    fid = np.asarray(owd["flow_id"], dtype=np.int64)
+    induced = np.asarray(owd["owd_s"], dtype=np.float64)[fid == u["flow_id"][down]] - base_owd
+    has = len(induced) > 0
+    sent, lost = u["pkts_sent"][down], u["pkts_lost"][down]
+    row = {
+        "limit": limit, "nominal_bytes": limit * (PACKET_BYTES if semantic == "slot" else 1),
+        "cc": cc, "rep": rep, "core_seed": core_seed, "goodput_bps": f["goodput_bps"][bulk],
+        "bytes_delivered": f["bytes_delivered"][bulk], "retransmits": f["retransmits"][bulk],
+        "rtos": f["rtos"][bulk], "voice_sent": sent, "voice_delivered": u["pkts_delivered"][down],
+        "voice_lost": lost, "voice_loss": lost / sent if sent else math.nan,
+        "voice_up_sent": u["pkts_sent"][up], "voice_up_lost": u["pkts_lost"][up],
+        "voice_up_loss": u["pkts_lost"][up] / u["pkts_sent"][up] if u["pkts_sent"][up] else math.nan,
+        "owd_base_s": base_owd,
+        "iowd_mean_s": float(induced.mean()) if has else math.nan,
+        "iowd_p50_s": float(np.percentile(induced, 50)) if has else math.nan,
+        "iowd_p95_s": float(np.percentile(induced, 95)) if has else math.nan,
+        "iowd_p99_s": float(np.percentile(induced, 99)) if has else math.nan,
+        "iowd_max_s": float(induced.max()) if has else math.nan,
+        "q_mean_bytes": q["occ_mean_bytes"][qd], "q_mean_pkts": q["occ_mean_pkts"][qd],
+        "q_max_bytes": q["occ_max_bytes"][qd], "q_drops": q["drops_overflow"][qd],
+        "q_up_mean_bytes": q["occ_mean_bytes"][qu], "q_up_drops": q["drops_overflow"][qu],
+        "events": out["meta"]["events"], "digest": out["meta"]["digest"],
+    }
+    return row, induced
+
+
 def simulate_block(spec: dict[str, Any]) -> dict[str, Any]:
     """The worker: every TCP variant x replication x queue limit of one (link, RTT, semantic).
 
@@ -401,34 +438,10 @@ def simulate_block(spec: dict[str, Any]) -> dict[str, Any]:
             for v in VARIANTS:
                 core, text, base_owd = resolved(int(limit), v.name, core_seed)
                 out = json.loads(_core.run(text, core_seed))
-                f, u, q = out["flows"], out["udp"], out["queues"]
+                row, induced = run_row(out, semantic, int(limit), v.name, rep, core_seed, base_owd)
+                f = out["flows"]
                 bulk = f["name"].index("bulk")
-                down, up = u["name"].index("voice_down"), u["name"].index("voice_up")
-                qd, qu = q["link"].index("bottleneck"), q["link"].index("bottleneck_rev")
-                owd = out["series"]["owd"]
-                fid = np.asarray(owd["flow_id"], dtype=np.int64)
-                induced = np.asarray(owd["owd_s"], dtype=np.float64)[fid == u["flow_id"][down]] - base_owd
                 has = len(induced) > 0
-                sent, lost = u["pkts_sent"][down], u["pkts_lost"][down]
-                row = {
-                    "limit": int(limit), "nominal_bytes": int(limit) * (PACKET_BYTES if semantic == "slot" else 1),
-                    "cc": v.name, "rep": rep, "core_seed": core_seed, "goodput_bps": f["goodput_bps"][bulk],
-                    "bytes_delivered": f["bytes_delivered"][bulk], "retransmits": f["retransmits"][bulk],
-                    "rtos": f["rtos"][bulk], "voice_sent": sent, "voice_delivered": u["pkts_delivered"][down],
-                    "voice_lost": lost, "voice_loss": lost / sent if sent else math.nan,
-                    "voice_up_sent": u["pkts_sent"][up], "voice_up_lost": u["pkts_lost"][up],
-                    "voice_up_loss": u["pkts_lost"][up] / u["pkts_sent"][up] if u["pkts_sent"][up] else math.nan,
-                    "owd_base_s": base_owd,
-                    "iowd_mean_s": float(induced.mean()) if has else math.nan,
-                    "iowd_p50_s": float(np.percentile(induced, 50)) if has else math.nan,
-                    "iowd_p95_s": float(np.percentile(induced, 95)) if has else math.nan,
-                    "iowd_p99_s": float(np.percentile(induced, 99)) if has else math.nan,
-                    "iowd_max_s": float(induced.max()) if has else math.nan,
-                    "q_mean_bytes": q["occ_mean_bytes"][qd], "q_mean_pkts": q["occ_mean_pkts"][qd],
-                    "q_max_bytes": q["occ_max_bytes"][qd], "q_drops": q["drops_overflow"][qd],
-                    "q_up_mean_bytes": q["occ_mean_bytes"][qu], "q_up_drops": q["drops_overflow"][qu],
-                    "events": out["meta"]["events"], "digest": out["meta"]["digest"],
-                }
                 for k, val in row.items():
                     runs[k].append(val)
                 if spec.get("keep_owd") and has:

@@ -173,12 +173,20 @@ impl RpcApp {
         })
     }
 
-    /// A new transaction of this application, connecting at `now`.
-    pub fn transaction(&mut self, app: u32, index: u64, batch: u64, now: SimTime) -> Transaction {
-        // Request first, then response: one draw each per transaction, in a fixed
-        // order, so the sizes depend only on the seed and the transaction's position.
+    /// The next transaction's (request, response) sizes, bytes. Request first, then
+    /// response: one draw each per transaction, in a fixed order, so the sizes depend
+    /// only on the seed and the transaction's position in its application (the
+    /// emulator, tcplab-emu, draws them here too, so both modes run the same
+    /// transactions).
+    pub fn draw_sizes(&mut self) -> (u64, u64) {
         let request_bytes = self.request.sample(&mut self.sizes);
         let response_bytes = self.response.sample(&mut self.sizes);
+        (request_bytes, response_bytes)
+    }
+
+    /// A new transaction of this application, connecting at `now`.
+    pub fn transaction(&mut self, app: u32, index: u64, batch: u64, now: SimTime) -> Transaction {
+        let (request_bytes, response_bytes) = self.draw_sizes();
         let sender = |bytes| {
             let w = Window::new(self.cfg.iw.bytes(self.cfg.mss), u64::MAX, self.cfg.mss, self.cfg.byte_counting,
                                 self.cfg.abc_limit);
