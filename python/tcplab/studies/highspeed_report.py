@@ -67,9 +67,14 @@ def render_figures(tables: dict[str, pd.DataFrame], fig_dir: Path, params: H.Stu
         ax.set_title(_case_label(n, loss))
     axes[0, 0].set_ylabel("utilisation")
     axes[0, 0].legend(fontsize=6, ncol=2)
+    active = rm[rm["mix"] == "alone"].groupby("protocol")["util_active"].mean()
+    base_active = rm["base_util_active"].mean()
     figs.append({"stem": "link_util", "section": "eff", **R.save(fig, fig_dir, "link_util"),
                  "caption": "Utilisation of each backbone link over the run (each protocol alone; mean over "
-                            "replications). bb{i} runs r_i -> r_{i+1}, bb{i}_rev back."})
+                            "replications). bb{i} runs r_i -> r_{i+1}, bb{i}_rev back. Over the whole run it is fixed by "
+                            "the offered bytes once every file completes; the utilisation while long-lived flows are "
+                            f"active is Reno {base_active:.3f}, "
+                            + ", ".join(f"{H.LABELS[p]} {active.get(p, float('nan')):.3f}" for p in protos) + "."})
 
     hs_long = rel[(rel["role"] == "hs") & (rel["cls"] == "long") & (rel["mix"] == "alone")]
     # Relative throughput vs RTT and vs hops -------------------------------------------
@@ -111,7 +116,7 @@ def render_figures(tables: dict[str, pd.DataFrame], fig_dir: Path, params: H.Stu
                                 "every replication."})
 
     # Reno degradation -----------------------------------------------------------------
-    reno = rel[(rel["role"] == "reno")]
+    reno = rel[(rel["role"] == "reno") & (rel["cls"] == "long")]
     if len(reno):
         reno = reno.assign(rtt_bin=pd.cut(reno["rtt_s"], RTT_EDGES, labels=RTT_LABELS))
         fig, axes = R.figure(1, 2, 9.5, 3.4, sharey=True)
@@ -127,8 +132,8 @@ def render_figures(tables: dict[str, pd.DataFrame], fig_dir: Path, params: H.Stu
         axes[0, 0].legend(fontsize=6, ncol=2)
         figs.append({"stem": "reno_degradation", "section": "friend", **R.save(fig, fig_dir, "reno_degradation"),
                      "caption": "Seed 002's second formula: throughput of Reno flow i coexisting with the protocol / "
-                                "coexisting with Reno only, averaged over the Reno flows of the mixed runs (long and "
-                                "short, every case), indexed by the coexisting protocol."})
+                                "coexisting with Reno only, averaged over the long-lived Reno flows of the mixed runs "
+                                "(every case), indexed by the coexisting protocol."})
 
     # Short-flow transfer times --------------------------------------------------------
     fig, axes = R.figure(1, 1, 6.0, 3.4)
@@ -150,14 +155,14 @@ def render_figures(tables: dict[str, pd.DataFrame], fig_dir: Path, params: H.Stu
     fig, axes = R.figure(1, 1, 5.0, 4.0)
     ax = axes[0, 0]
     for p in protos:
-        eff = rm[(rm["protocol"] == p) & (rm["mix"] == "alone")]["rel_all"].mean()
-        fr = rm[(rm["protocol"] == p) & (rm["mix"] == "mixed")]["reno_deg_all"].mean()
+        eff = rm[(rm["protocol"] == p) & (rm["mix"] == "alone")]["rel_long"].mean()
+        fr = rm[(rm["protocol"] == p) & (rm["mix"] == "mixed")]["reno_deg_long"].mean()
         ax.plot([fr], [eff], "o", color=_COLORS[p], ms=8)
         ax.annotate(H.LABELS[p], (fr, eff), fontsize=8, xytext=(4, 4), textcoords="offset points")
     ax.axhline(1.0, color="k", lw=0.5)
     ax.axvline(1.0, color="k", lw=0.5)
-    ax.set_xlabel("friendliness: Reno flows' relative throughput (mixed)")
-    ax.set_ylabel("efficiency: protocol flows' relative throughput (alone)")
+    ax.set_xlabel("friendliness: long Reno flows' relative throughput (mixed)")
+    ax.set_ylabel("efficiency: long protocol flows' relative throughput (alone)")
     figs.append({"stem": "tradeoff", "section": "friend", **R.save(fig, fig_dir, "tradeoff"),
                  "caption": "The seed's efficiency/friendliness trade-off: up is more efficient, right is friendlier "
                             "(1 = as with Reno)."})
