@@ -75,7 +75,6 @@ fn bench_check(name: &str) -> PyResult<()> {
 fn run_bench(py: Python<'_>, name: &str) -> PyResult<String> {
     tcplab_core::bench::check(name).map_err(PyValueError::new_err)?;
     let sc = tcplab_core::bench::scenario(name).expect("checked");
-    let flows = sc.flows.len().max(1) as f64;
     let (setup, run, idle_bytes, r) = py.detach(move || {
         let t0 = std::time::Instant::now();
         let sim = tcplab_core::sim::Simulation::new(&sc, 1)?;
@@ -87,6 +86,8 @@ fn run_bench(py: Python<'_>, name: &str) -> PyResult<String> {
     })
     .map_err(PyValueError::new_err)?;
     let m = &r.meta;
+    // Flows of the run (a workload's generated flows included).
+    let flows = r.flows.name.len().max(1) as f64;
     let pkt_hops: u64 = r.links.tx_pkts.iter().sum();
     Ok(serde_json::json!({
         "scenario": name,
