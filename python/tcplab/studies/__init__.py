@@ -202,7 +202,7 @@ STUDIES: dict[str, Study] = {
         seed="002",
         summary="Reno, HighSpeed, Scalable, BIC, CUBIC, H-TCP, Compound and AReno alone and mixed with Reno on a "
                 "5-router parking lot with short- and long-lived flows (Shimonishi et al., PFLDnet 2007)",
-        default_reps=3,
+        default_reps=6,
         links=["lot"],
         params=[
             StudyParam("scale", str, "reduced", "reduced (rates, buffers, sizes / 10), full (the seed's 1 Gbit/s) "

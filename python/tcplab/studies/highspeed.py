@@ -224,7 +224,7 @@ class StudyParams:
         10
     """
 
-    reps: int = 3
+    reps: int = 6
     links: list[str] = field(default_factory=lambda: ["lot"])
     scale: str = "reduced"
     protocols: Any = field(default_factory=lambda: list(PROTOCOLS[1:]))
@@ -349,12 +349,12 @@ def _union_length(intervals: list[tuple[float, float]]) -> float:
     """Total length of the union of intervals.
 
     Example:
-        >>> _union_length([(0.0, 2.0), (1.0, 3.0), (5.0, 6.0)])
+        >>> _union_length([(0.0, 2.0), (1.0, 3.0), (5.0, 6.0), (7.0, 7.0)])
         4.0
     """
     total, end = 0.0, -math.inf
     for a, b in sorted(intervals):
-        if b <= end:
+        if b <= end or b <= a:
             continue
         total += b - max(a, end)
         end = b
@@ -373,15 +373,17 @@ def active_utilisation(run_flows: pd.DataFrame, rate_bps: float, end_s: float, r
     utilisation (fixed by the offered bytes once every file completes) cannot show.
 
     Example:
-        >>> f = pd.DataFrame({"cls": ["long", "long"], "entry": [0, 1], "exit": [2, 2], "start_s": [0.0, 5.0],
-        ...                   "elapsed_s": [10.0, math.nan], "bytes_delivered": [125, 250]})
+        >>> f = pd.DataFrame({"cls": ["long"] * 3, "entry": [0, 1, 1], "exit": [2, 2, 2], "start_s": [0.0, 5.0, 25.0],
+        ...                   "elapsed_s": [10.0, math.nan, math.nan], "bytes_delivered": [125, 250, 0]})
+        >>> # (the third flow was drawn to start after the end, 20 s: it never ran)
         >>> # bb0: flow 0, 1000 bits over 10 s; bb1: both, 3000 bits over [0, 20]: 4000 / (1000 x 30)
         >>> round(active_utilisation(f, 1000.0, 20.0), 4)
         0.1333
     """
     long_f = run_flows[run_flows["cls"] == "long"]
     ends = np.where(long_f["elapsed_s"].notna(), long_f["start_s"] + long_f["elapsed_s"].fillna(0.0), end_s)
-    spans = list(zip(long_f["start_s"].to_numpy(), np.minimum(ends, end_s)))
+    # Flows drawn to start after the end of the run never ran: empty spans.
+    spans = list(zip(np.minimum(long_f["start_s"].to_numpy(), end_s), np.minimum(ends, end_s)))
     bits = (8 * long_f["bytes_delivered"]).to_numpy()
     entry, exit_ = long_f["entry"].to_numpy(), long_f["exit"].to_numpy()
     num = den = 0.0
