@@ -68,6 +68,14 @@ def test_each_bad_value_is_one_located_error(old: str, new: str, path: str, line
     assert fragment in str(e), str(e)
 
 
+def test_a_class_tcp_override_the_core_refuses_names_the_class() -> None:
+    text = BASE.replace('interarrival_mean = "2s"', 'interarrival_mean = "2s"\ntcp = { rcv_buffer = "100B" }')
+    with pytest.raises(ScenarioError) as info:
+        Scenario.from_toml(text, "lot.toml")
+    assert (info.value.path, info.value.line) == ("workload.classes[0].tcp.rcv_buffer", 17), str(info.value)
+    assert "must hold at least one segment" in str(info.value)
+
+
 def test_a_host_on_a_missing_router_and_a_workload_without_a_lot_are_refused() -> None:
     text = BASE + '[[topology.hosts]]\nname = "x"\nrouter = 5\ndelay = "1ms"\n'
     with pytest.raises(ScenarioError) as info:

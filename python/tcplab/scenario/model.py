@@ -285,6 +285,11 @@ class Scenario(Model):
             if isinstance(flow, (TcpFlow, RpcFlow)) and flow.tcp is not None:
                 over = flow.tcp.to_core()
                 check_tcp_resolves({**base, **over}, f"flows[{i}].tcp", cache, list(over), base_keys=list(base))
+        for i, c in enumerate(self.workload.classes if self.workload is not None else []):
+            if c.tcp is not None:
+                over = c.tcp.to_core()
+                check_tcp_resolves({**base, **over}, f"workload.classes[{i}].tcp", cache, list(over),
+                                   base_keys=list(base))
 
     def validate(self) -> "Scenario":  # type: ignore[override]
         """Re-checks every field (after in-place edits) and normalises them in place.
