@@ -20,12 +20,21 @@
 //!   `dumbbell-10000x10G-2s` and, opt-in (`tcplab bench --large`) because it needs
 //!   ~0.9 GB and 5-20 s, `dumbbell-100000x10G-1s`; other sizes measure how cost
 //!   scales with flows (docs/validation.md, "Scaling with flows").
+//!
+//! - `parkinglot-1G` (issue 11): seed 002 at full scale, one run of `tcplab study
+//!   highspeed --set scale=full` (examples/highspeed/parking_lot.toml): a parking lot of
+//!   5 routers, 8 backbone links of 1 Gbit/s, 15 ms, 2 MB drop-tail; 10 Gbit/s access
+//!   links; a `workload` of 10 long-lived flows (4.7 GB, 2 min exponential
+//!   inter-arrivals) and 100 short-lived ones (Pareto 1.2, mean 1 MB, 1 s), mean RTT
+//!   130 ms; CUBIC, linux-2.6 profile with a 64 MB receive buffer; 1800 s simulated
+//!   (10 x 2 min + 10 min), seed 1.
 
 use crate::scenario::Scenario;
 use serde_json::json;
 
 /// The rows `tcplab bench` and `make bench` run by default.
-pub const SCENARIOS: [&str; 3] = ["dumbbell-10x100M-60s", "dumbbell-100x1G-10s", "dumbbell-10000x10G-2s"];
+pub const SCENARIOS: [&str; 4] =
+    ["dumbbell-10x100M-60s", "dumbbell-100x1G-10s", "dumbbell-10000x10G-2s", "parkinglot-1G"];
 /// Rows run only on request (`tcplab bench --large`).
 pub const LARGE_SCENARIOS: [&str; 1] = ["dumbbell-100000x10G-1s"];
 
@@ -98,6 +107,26 @@ fn bulk_dumbbell(
     })
 }
 
+/// Seed 002's parking lot at full scale (module doc).
+fn parking_lot_1g(name: &str) -> serde_json::Value {
+    let (ms, s) = (1_000_000u64, 1_000_000_000u64);
+    let tcp = json!({"profile": BENCH_PROFILE, "rcv_buffer": 64_000_000u64});
+    json!({
+        "name": name,
+        "duration": 1800 * s,
+        "topology": {"kind": "parking_lot", "routers": 5,
+            "backbone": {"rate": 1_000_000_000u64, "delay": 15 * ms,
+                         "queue": {"kind": "drop_tail", "limit": {"bytes": 2_000_000u64}}},
+            "access_rate": 10_000_000_000u64},
+        "flows": [],
+        "workload": {"rtt_mean": 130 * ms, "classes": [
+            {"name": "long", "count": 10, "size": {"dist": "constant", "bytes": 4_700_000_000u64},
+             "interarrival_mean": 120 * s, "cc": {"name": "cubic"}, "tcp": tcp},
+            {"name": "short", "count": 100, "size": {"dist": "pareto", "mean": 1e6, "shape": 1.2},
+             "interarrival_mean": s, "cc": {"name": "cubic"}, "tcp": tcp}]},
+    })
+}
+
 /// The named benchmark scenario (see `check` for the accepted names).
 pub fn scenario(name: &str) -> Option<Scenario> {
     scenario_with_profile(name, BENCH_PROFILE)
@@ -121,6 +150,7 @@ fn scenario_json(name: &str) -> Option<serde_json::Value> {
             name, 10, "reno", json!({"mss": 1448, "header_bytes": 52}), 100_000_000, 367, 1_000_000_000, 60,
         ),
         "dumbbell-100x1G-10s" => bulk_dumbbell(name, 100, "cubic", json!({}), 1_000_000_000, 3667, 10_000_000_000, 10),
+        "parkinglot-1G" => parking_lot_1g(name),
         _ => return None,
     };
     Some(v)
@@ -142,6 +172,10 @@ mod tests {
         for name in SCENARIOS.iter().chain(LARGE_SCENARIOS.iter()) {
             assert!(check(name).is_ok(), "{name}");
         }
+        // The parking lot's workload expands and routes (the run itself is `tcplab bench`'s).
+        let lot = scenario("parkinglot-1G").unwrap();
+        assert!(lot.flows.is_empty() && lot.workload.is_some());
+        crate::sim::Simulation::new(&lot, 1).unwrap();
         let sc = scenario("dumbbell-3x10G-2s").unwrap();
         assert_eq!(sc.flows.len(), 3);
         assert_eq!(sc.duration, Some(crate::time::SimDuration::from_secs(2)));

@@ -42,6 +42,10 @@ pub struct Scenario {
     pub max_duration: SimDuration,
     #[serde(default)]
     pub record: RecordSpec,
+    /// Workload generators (`app::workload`): flows drawn from the run seed and
+    /// attached to a `parking_lot` topology. Default: none.
+    #[serde(default)]
+    pub workload: Option<crate::app::workload::WorkloadSpec>,
 }
 
 fn default_max_duration() -> SimDuration {
@@ -104,6 +108,49 @@ pub enum Topology {
     Dumbbell(DumbbellSpec),
     /// An explicit list of nodes and unidirectional links.
     Graph { nodes: Vec<String>, links: Vec<LinkSpec> },
+    /// Routers `r0..r{N-1}` in a line joined by backbone links in both directions,
+    /// with hosts attached to routers by access links (seed 002). Links are named
+    /// `bb{i}` (r_i -> r_{i+1}), `bb{i}_rev` (r_{i+1} -> r_i), `acc_{host}` (host ->
+    /// its router) and `acc_{host}_rev` (router -> host); see `net::topology`.
+    ParkingLot(ParkingLotSpec),
+}
+
+fn default_routers() -> u32 {
+    5
+}
+
+/// A parking lot (`net::topology::expand` builds it).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ParkingLotSpec {
+    /// Routers on the line; 2 to 64. Default 5 (seed 002).
+    #[serde(default = "default_routers")]
+    pub routers: u32,
+    /// Every r_i -> r_{i+1} backbone link (seed 002: 1 Gbit/s, 15 ms, 2 MB buffer).
+    pub backbone: LinkParams,
+    /// Every r_{i+1} -> r_i backbone link; default: the same as `backbone`.
+    #[serde(default)]
+    pub backbone_reverse: Option<LinkParams>,
+    /// Rate of every access link, bit/s (both directions).
+    pub access_rate: u64,
+    /// Queue of every access link; default drop-tail, 1000 packets.
+    #[serde(default)]
+    pub access_queue: Option<QueueConfig>,
+    /// Hosts given explicitly (a `workload` adds one source and one destination host
+    /// per generated flow).
+    #[serde(default)]
+    pub hosts: Vec<HostSpec>,
+}
+
+/// A host of a parking lot: its router and the one-way delay of its access link.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostSpec {
+    pub name: String,
+    /// Index of the router it hangs off, 0-based.
+    pub router: u32,
+    /// One-way propagation delay of its access link (both directions).
+    pub delay: SimDuration,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -68,13 +68,13 @@ fn bench_check(name: &str) -> PyResult<()> {
 /// (set-up and run, without process start-up), setup_s (building the simulation:
 /// topology, routes, flows), sim_s, events, events_per_s and bottleneck_pkts_per_s
 /// (over the run, set-up excluded), bottleneck_pkts, drops, bytes_per_flow (per-flow
-/// state at the end of the run), bytes_per_idle_flow (after set-up), peak_rss_mb.
+/// state at the end of the run), bytes_per_idle_flow (after set-up), pkt_hops and
+/// pkt_hops_per_s (packets transmitted on every link, over the run), peak_rss_mb.
 #[pyfunction]
 #[pyo3(name = "bench")]
 fn run_bench(py: Python<'_>, name: &str) -> PyResult<String> {
     tcplab_core::bench::check(name).map_err(PyValueError::new_err)?;
     let sc = tcplab_core::bench::scenario(name).expect("checked");
-    let flows = sc.flows.len().max(1) as f64;
     let (setup, run, idle_bytes, r) = py.detach(move || {
         let t0 = std::time::Instant::now();
         let sim = tcplab_core::sim::Simulation::new(&sc, 1)?;
@@ -86,6 +86,9 @@ fn run_bench(py: Python<'_>, name: &str) -> PyResult<String> {
     })
     .map_err(PyValueError::new_err)?;
     let m = &r.meta;
+    // Flows of the run (a workload's generated flows included).
+    let flows = r.flows.name.len().max(1) as f64;
+    let pkt_hops: u64 = r.links.tx_pkts.iter().sum();
     Ok(serde_json::json!({
         "scenario": name,
         "wall_s": setup + run,
@@ -96,6 +99,8 @@ fn run_bench(py: Python<'_>, name: &str) -> PyResult<String> {
         "bottleneck_pkts": m.bottleneck_pkts,
         "bottleneck_pkts_per_s": m.bottleneck_pkts as f64 / run,
         "drops": m.drops,
+        "pkt_hops": pkt_hops,
+        "pkt_hops_per_s": pkt_hops as f64 / run,
         "bytes_per_flow": (m.flow_state_bytes as f64 / flows).round(),
         "bytes_per_idle_flow": (idle_bytes as f64 / flows).round(),
         "peak_rss_mb": peak_rss_mb(),

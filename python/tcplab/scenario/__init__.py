@@ -22,6 +22,7 @@ and the JSON Schema for editors. Modules:
 - :mod:`.quantities`: rate, time, size, packet and limit types around :mod:`tcplab.units`;
 - :mod:`.network`: queues, error models, links, topologies;
 - :mod:`.tcp`: ``[tcp]`` and ``[cc]``; :mod:`.flows`: ``[[flows]]``; :mod:`.record`;
+- :mod:`.workload`: ``[workload]``, flow classes drawn from the run seed (parking lot);
 - :mod:`.model`: :class:`Scenario` and its cross-table checks;
 - :mod:`.experiment`: the ``[sweep]`` table;
 - :mod:`.errors`: :class:`ScenarioError` and the translation of pydantic's errors;
@@ -65,7 +66,9 @@ from tcplab.scenario.network import (
     Graph,
     GraphLink,
     Link,
+    LotHost,
     Markov,
+    ParkingLot,
     Pie,
     QueueSpec,
     Red,
@@ -77,6 +80,7 @@ from tcplab.scenario.record import Record
 from tcplab.scenario.reference import reference_markdown
 from tcplab.scenario.schema import json_schema, json_schema_text
 from tcplab.scenario.tcp import CcOptions, TcpOptions
+from tcplab.scenario.workload import FlowClass, Workload
 
 __all__ = [
     "ScenarioError",
@@ -97,7 +101,11 @@ __all__ = [
     "Dumbbell",
     "GraphLink",
     "Graph",
+    "LotHost",
+    "ParkingLot",
     "Topology",
+    "FlowClass",
+    "Workload",
     "TcpOptions",
     "CcOptions",
     "Interval",

@@ -22,10 +22,13 @@ from tcplab.scenario.base import Model, fld
 from tcplab.scenario.errors import ScenarioError, near
 from tcplab.scenario.flows import Flow, RpcFlow, TcpFlow, UdpFlow
 from tcplab.scenario.locate import located, parse_toml, read_text
-from tcplab.scenario.network import Access, DropTail, Dumbbell, Graph, Link, Topology, short_list  # noqa: F401 (doc examples)
+from tcplab.scenario.network import (  # noqa: F401 (doc examples)
+    Access, DropTail, Dumbbell, Graph, Link, ParkingLot, Topology, short_list,
+)
 from tcplab.scenario.quantities import Time
 from tcplab.scenario.record import Record
 from tcplab.scenario.tcp import CcOptions, TcpOptions, check_tcp_resolves, merge_cc
+from tcplab.scenario.workload import Workload
 
 __all__ = ["Scenario", "load", "EXAMPLE_TOML"]
 
@@ -91,7 +94,10 @@ class Scenario(Model):
     tcp: TcpOptions = fld(doc="Default TCP settings of every TCP flow.", factory=TcpOptions,
                           default_doc="profile `linux`")
     cc: CcOptions = fld(doc="Default congestion control of every TCP flow.", factory=CcOptions, default_doc="`reno`")
-    flows: list[Flow] = fld(doc="The flows and flow groups, as `[[flows]]` entries.")
+    flows: list[Flow] = fld(doc="The flows and flow groups, as `[[flows]]` entries.", factory=list,
+                            default_doc="none (then a `[workload]` is required)")
+    workload: Optional[Workload] = fld(None, "Flows generated from the run seed on a `parking_lot` topology "
+                                       "(seed 002's short- and long-lived flows).", default_doc="none")
     record: Record = fld(doc="Time series to record.", factory=Record, default_doc="none")
 
     # ---- validation across tables
@@ -102,10 +108,12 @@ class Scenario(Model):
             shown = "unset" if self.duration is None else units.format_time(int(self.duration))
             raise ScenarioError("warmup", f"must be shorter than duration ({shown})",
                                 value=units.format_time(int(self.warmup)), accepted="a time below `duration`")
-        if not self.flows:
-            raise ScenarioError("flows", "at least one flow is required", accepted="one or more [[flows]] entries")
+        if not self.flows and self.workload is None:
+            raise ScenarioError("flows", "at least one flow is required",
+                                accepted="one or more [[flows]] entries, or a [workload]")
         topo = self.topology
-        nodes = topo.node_names()
+        self._check_workload()
+        nodes = self._node_names()
         known = set(nodes)
         names: dict[str, int] = {}
         groups: set[str] = set()
@@ -114,8 +122,8 @@ class Scenario(Model):
                 value = getattr(flow, end)
                 key = type(flow).model_fields[end].alias or end  # rpc entries say server / client
                 if value is None:
-                    if isinstance(topo, Graph):
-                        raise ScenarioError(f"flows[{i}].{key}", "is required when the topology is a graph",
+                    if isinstance(topo, (Graph, ParkingLot)):
+                        raise ScenarioError(f"flows[{i}].{key}", f"is required when the topology is a {topo.kind}",
                                             accepted=", ".join(nodes))
                     continue
                 for j, node in enumerate([value] if isinstance(value, str) else value):
@@ -137,7 +145,12 @@ class Scenario(Model):
                 groups.add(flow.group)
             if flow.name and flow.count > 1:
                 groups.add(flow.name)
-        links = topo.link_names()
+        for name in self.workload.flow_names() if self.workload is not None else []:
+            if name in names:
+                raise ScenarioError(f"flows[{names[name]}].name", "clashes with a flow the [workload] generates",
+                                    value=name)
+            names[name] = -1
+        links = self._link_names()
         link_set = set(links)
         for j, lk in enumerate(self.record.queue):
             if lk != "*" and lk not in link_set:
@@ -152,6 +165,36 @@ class Scenario(Model):
         self._check_link_layers(names, groups)
         return self
 
+    def _check_workload(self) -> None:
+        """A ``[workload]`` needs a parking lot whose longest path leaves room for its mean RTT."""
+        w, topo = self.workload, self.topology
+        if w is None:
+            return
+        if not isinstance(topo, ParkingLot):
+            raise ScenarioError("workload", "needs a parking-lot topology (its flows attach to the lot's routers)",
+                                value=f"topology.kind = \"{topo.kind}\"", accepted='topology.kind = "parking_lot"')
+        rev = topo.backbone_reverse or topo.backbone
+        hop = (int(topo.backbone.delay) + int(rev.delay)) // 2  # type: ignore[arg-type]
+        floor = 2 * (topo.routers - 1) * hop
+        if int(w.rtt_mean) <= floor:
+            raise ScenarioError("workload.rtt_mean", f"must exceed the longest path's propagation floor, 2 x "
+                                f"{topo.routers - 1} hops x {units.format_time(hop)}", value=units.format_time(
+                                    int(w.rtt_mean)), accepted=f"more than {units.format_time(floor)}")
+        hosts = set(topo.node_names())
+        for h in w.host_names():
+            if h in hosts:
+                raise ScenarioError("topology.hosts", "a listed host clashes with one the [workload] generates", value=h)
+
+    def _node_names(self) -> list[str]:
+        """Every node, including the hosts a ``[workload]`` generates."""
+        extra = self.workload.host_names() if self.workload is not None else []
+        return self.topology.node_names() + extra
+
+    def _link_names(self) -> list[str]:
+        """Every link, including the access links a ``[workload]`` generates."""
+        extra = self.workload.link_names() if self.workload is not None else []
+        return self.topology.link_names() + extra
+
     def _check_rpc(self, i: int, flow: RpcFlow) -> None:
         """What an ``rpc`` entry needs from the rest of the scenario: an end, and the load's link."""
         arr = flow.arrivals
@@ -160,7 +203,7 @@ class Scenario(Model):
                                 "entry a stop time or the scenario a duration", accepted="a time like '300s'")
         if arr.load is not None:
             link = arr.link or "bottleneck"
-            links = self.topology.link_names()
+            links = self._link_names()
             if link not in links:
                 raise ScenarioError(f"flows[{i}].arrivals.link", "no such link to measure the offered load against",
                                     value=link, accepted=short_list(links), suggestion=near(link, links))
@@ -242,6 +285,11 @@ class Scenario(Model):
             if isinstance(flow, (TcpFlow, RpcFlow)) and flow.tcp is not None:
                 over = flow.tcp.to_core()
                 check_tcp_resolves({**base, **over}, f"flows[{i}].tcp", cache, list(over), base_keys=list(base))
+        for i, c in enumerate(self.workload.classes if self.workload is not None else []):
+            if c.tcp is not None:
+                over = c.tcp.to_core()
+                check_tcp_resolves({**base, **over}, f"workload.classes[{i}].tcp", cache, list(over),
+                                   base_keys=list(base))
 
     def validate(self) -> "Scenario":  # type: ignore[override]
         """Re-checks every field (after in-place edits) and normalises them in place.
@@ -324,7 +372,7 @@ class Scenario(Model):
         """
         self.validate()
         flows = self.expand_flows(seed)
-        links = self.topology.link_names()
+        links = self._link_names()
         rec = self.record
         queue = links if "*" in rec.queue else list(dict.fromkeys(rec.queue))
         owd: list[str] = []
@@ -336,6 +384,9 @@ class Scenario(Model):
                     f["name"] for f in flows
                     if sel in (f["name"], f["group"]) or f["name"].rsplit(".", 1)[0] == sel
                 ]
+            if self.workload is not None:
+                for sel in rec.owd:
+                    owd += [n for n in self.workload.flow_names() if sel == n]
             owd = list(dict.fromkeys(owd))
         topology = self.topology.to_core()
         self._expand_link_layer_maps(topology, flows)
@@ -346,6 +397,7 @@ class Scenario(Model):
             "duration": None if self.duration is None else int(self.duration),
             "max_duration": int(self.max_duration),
             **({} if self.warmup is None else {"warmup": int(self.warmup)}),
+            **({} if self.workload is None else {"workload": self.workload.to_core(self.cc, self.tcp.to_core())}),
             "record": {
                 "cwnd": rec.cwnd,
                 "queue": queue,

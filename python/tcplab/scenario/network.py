@@ -24,8 +24,9 @@ from tcplab.scenario.errors import ScenarioError, near
 from tcplab.scenario.quantities import Choice, Limit, Packets, Rate, Size, StrList, Time, TimeList
 
 __all__ = [
-    "DropTail", "Red", "Codel", "FqCodel", "Pie", "Bernoulli", "Markov", "QueueSpec", "ErrorSpec", "Dama", "MacSpec", "SlacpChannel", "Slacp",
-    "LinkLayerSpec", "Link", "Access", "Dumbbell", "GraphLink", "Graph", "Topology", "short_list",
+    "DropTail", "Red", "Codel", "FqCodel", "Pie", "Bernoulli", "Markov", "QueueSpec", "ErrorSpec", "Dama", "MacSpec",
+    "SlacpChannel", "Slacp", "LinkLayerSpec", "Link", "Access", "Dumbbell", "GraphLink", "Graph", "LotHost", "ParkingLot",
+    "Topology", "short_list",
 ]
 
 
@@ -764,5 +765,93 @@ class Graph(Model):
         return {"kind": self.kind, "nodes": list(self.nodes), "links": [lk.to_core() for lk in self.links]}
 
 
+class LotHost(Model):
+    """A host of a parking lot, hung off one router by its own access links.
+
+    Example:
+        >>> LotHost(name="a", router=0, delay="7ms").to_core()
+        {'name': 'a', 'router': 0, 'delay': 7000000}
+    """
+
+    name: str = fld(doc="Node name (its access links are `acc_<name>` and `acc_<name>_rev`).")
+    router: int = fld(doc="Index of the router it hangs off, 0-based.", ge=0, le=63)
+    delay: Time = fld(doc="One-way propagation delay of its access links (both directions).")
+
+    def to_core(self) -> dict[str, Any]:
+        """The core's ``HostSpec``."""
+        return {"name": self.name, "router": self.router, "delay": self.delay}
+
+
+class ParkingLot(Model):
+    """A parking lot (``kind = "parking_lot"``, seed 002: "parking lot with 5 routers,
+    1 Gbps links with 2 MB buffer (15 msec)").
+
+    Routers ``r0..r{N-1}`` lie on a line; backbone link ``bb{i}`` runs r_i -> r_{i+1}
+    and ``bb{i}_rev`` back, so 5 routers give the seed's 8 backbone links and a flow
+    from r_a to r_b crosses |a - b| of them. Each host (listed in ``hosts``, or made by
+    a ``[workload]``) hangs off one router by ``acc_<host>`` (host -> router) and
+    ``acc_<host>_rev`` (router -> host), both with the host's delay
+    (core ``crates/tcplab-core/src/net/topology.rs``).
+
+    Example:
+        >>> lot = ParkingLot(routers=3, backbone=Link(rate="1Gbps", delay="15ms"), access_rate="10Gbps",
+        ...                  hosts=[LotHost(name="a", router=0, delay="1ms"), LotHost(name="b", router=2, delay="1ms")])
+        >>> lot.node_names()
+        ['r0', 'r1', 'r2', 'a', 'b']
+        >>> lot.link_names()[:4], lot.link_names()[-1]
+        (['bb0', 'bb0_rev', 'bb1', 'bb1_rev'], 'acc_b_rev')
+    """
+
+    kind: Literal["parking_lot"] = "parking_lot"
+    routers: int = fld(5, "Routers on the line (seed 002: 5, so 8 backbone links).", ge=2, le=64)
+    backbone: Link = fld(doc="Every r_i -> r_{i+1} backbone link (seed 002: 1 Gbit/s, 15 ms, 2 MB buffer).")
+    backbone_reverse: Optional[Link] = fld(None, "Every r_{i+1} -> r_i backbone link.",
+                                           default_doc="the same as `backbone`")
+    access_rate: Rate = fld(doc="Rate of every access link (both directions); make it faster than the backbone so "
+                            "the backbone holds the bottlenecks.", ge=1)
+    access_queue: Optional[QueueSpec] = fld(None, "Queue of every access link.", default_doc="drop-tail, 1000 packets")
+    hosts: list[LotHost] = fld(doc="Hosts given explicitly, as `[[topology.hosts]]` entries.", factory=list,
+                               default_doc="none (a `[workload]` adds two per generated flow)")
+
+    @model_validator(mode="after")
+    def _hosts_fit_the_lot(self) -> "ParkingLot":
+        seen = {f"r{i}" for i in range(self.routers)}
+        for i, h in enumerate(self.hosts):
+            if h.router >= self.routers:
+                raise ScenarioError(f"hosts[{i}].router", f"the lot has {self.routers} routers", value=h.router,
+                                    accepted=f"0 to {self.routers - 1}")
+            if h.name in seen:
+                raise ScenarioError(f"hosts[{i}].name", "duplicate node name", value=h.name)
+            seen.add(h.name)
+        return self
+
+    def layered_links(self) -> list[tuple[str, Any]]:
+        """``(path, link)`` of the links with a link layer (paths relative to ``topology``)."""
+        pairs = [("backbone", self.backbone), ("backbone_reverse", self.backbone_reverse)]
+        return [(p, lk) for p, lk in pairs if lk is not None and lk.link_layer is not None]
+
+    def node_names(self) -> list[str]:
+        """Node names: routers, then the listed hosts."""
+        return [f"r{i}" for i in range(self.routers)] + [h.name for h in self.hosts]
+
+    def link_names(self) -> list[str]:
+        """Link names, as the core names them: backbone, then the listed hosts' access links."""
+        names = [n for i in range(self.routers - 1) for n in (f"bb{i}", f"bb{i}_rev")]
+        return names + [n for h in self.hosts for n in (f"acc_{h.name}", f"acc_{h.name}_rev")]
+
+    def to_core(self) -> dict[str, Any]:
+        """The core's ``Topology::ParkingLot``."""
+        rev = self.backbone_reverse
+        return {
+            "kind": self.kind,
+            "routers": self.routers,
+            "backbone": self.backbone.to_core(),
+            "backbone_reverse": rev.to_core() if rev is not None else None,
+            "access_rate": self.access_rate,
+            "access_queue": _queue_core(self.access_queue),
+            "hosts": [h.to_core() for h in self.hosts],
+        }
+
+
 #: A topology: a table tagged by ``kind``.
-Topology = Annotated[Union[Dumbbell, Graph], Field(discriminator="kind")]
+Topology = Annotated[Union[Dumbbell, Graph, ParkingLot], Field(discriminator="kind")]

@@ -22,10 +22,11 @@ from tcplab.scenario.errors import _unwrap, _variants, range_text
 from tcplab.scenario.experiment import SweepTable
 from tcplab.scenario.flows import Arrivals, Interval, RpcFlow, SizeDist, TcpFlow, UdpFlow
 from tcplab.scenario.model import EXAMPLE_TOML, Scenario
-from tcplab.scenario.network import (Access, Bernoulli, Dama, DropTail, Dumbbell, Graph, GraphLink, Link, Markov, Red,
-                                     Slacp, SlacpChannel)
+from tcplab.scenario.network import (Access, Bernoulli, Dama, DropTail, Dumbbell, Graph, GraphLink, Link, LotHost,
+                                     Markov, ParkingLot, Red, Slacp, SlacpChannel)
 from tcplab.scenario.record import Record
 from tcplab.scenario.tcp import TCP_KINDS, CcOptions, TcpOptions, profile_value
+from tcplab.scenario.workload import FlowClass, Workload
 
 __all__ = ["reference_markdown", "field_type_text", "field_default_text", "documented_fields", "SECTIONS"]
 
@@ -35,7 +36,9 @@ SECTIONS: list[tuple[str, type[BaseModel]]] = [
     ("`[topology]` with `kind = \"dumbbell\"`", Dumbbell),
     ("`[topology]` with `kind = \"graph\"`", Graph),
     ("`[[topology.links]]` (graph links)", GraphLink),
-    ("Links: `bottleneck`, `bottleneck_reverse`", Link),
+    ("`[topology]` with `kind = \"parking_lot\"`", ParkingLot),
+    ("`[[topology.hosts]]` (parking-lot hosts)", LotHost),
+    ("Links: `bottleneck`, `bottleneck_reverse`, `backbone`, `backbone_reverse`", Link),
     ("Access links: `sender_access`, `receiver_access`", Access),
     ("Queue `kind = \"drop_tail\"`", DropTail),
     ("Queue `kind = \"red\"`", Red),
@@ -51,7 +54,9 @@ SECTIONS: list[tuple[str, type[BaseModel]]] = [
     ("A UDP flow's `interval`", Interval),
     ("`[[flows]]` with `kind = \"rpc\"` (request/response transactions)", RpcFlow),
     ("An rpc entry's `arrivals`", Arrivals),
-    ("An rpc entry's `request_dist` and `response_dist`", SizeDist),
+    ("An rpc entry's `request_dist` and `response_dist`, a workload class's `size`", SizeDist),
+    ("`[workload]` (generated flows, parking lot only)", Workload),
+    ("`[[workload.classes]]`", FlowClass),
     ("`[record]`", Record),
 ]
 

@@ -16,13 +16,15 @@ Registered:
   simultaneous opens, SACK on/off and long-lived flows.
 - ``satellite`` (:mod:`tcplab.studies.satellite`): seed 004, Kojo, FDPW 2005: the SLACP
   link layer and DAMA (CRA/RBDC/VBDC) under TCP over a lossy GEO return link.
+- ``highspeed`` (:mod:`tcplab.studies.highspeed`): seed 002, Shimonishi et al., PFLDnet
+  2007: 8 congestion controls alone and mixed with Reno on a parking lot.
 
 Every study runs on the shared machine (:mod:`tcplab.studies.engine`,
 :mod:`tcplab.studies.findings`, :mod:`tcplab.studies.reporting`).
 
 Example:
     >>> names()
-    ['iw-irto', 'home-gateway', 'iw-testbed', 'satellite']
+    ['iw-irto', 'home-gateway', 'iw-testbed', 'satellite', 'highspeed']
     >>> s = get("iw-irto")
     >>> s.seed, s.default_reps, s.links
     ('000', 100, ['edge', 'hspa', 'lte'])
@@ -31,7 +33,7 @@ Example:
     >>> get("iw-10")
     Traceback (most recent call last):
     ...
-    KeyError: "unknown study 'iw-10'; accepted: iw-irto, home-gateway, iw-testbed, satellite"
+    KeyError: "unknown study 'iw-10'; accepted: iw-irto, home-gateway, iw-testbed, satellite, highspeed"
 """
 
 from __future__ import annotations
@@ -269,6 +271,25 @@ STUDIES: dict[str, Study] = {
             StudyParam("block", int, 32, "replications per task (resumability granularity)"),
         ],
         runner=_runner("satellite"),
+    ),
+    "highspeed": Study(
+        name="highspeed",
+        seed="002",
+        summary="Reno, HighSpeed, Scalable, BIC, CUBIC, H-TCP, Compound and AReno alone and mixed with Reno on a "
+                "5-router parking lot with short- and long-lived flows (Shimonishi et al., PFLDnet 2007)",
+        default_reps=6,
+        links=["lot"],
+        params=[
+            StudyParam("scale", str, "reduced", "reduced (rates, buffers, sizes / 10), full (the seed's 1 Gbit/s) "
+                                                "or tiny (/ 100)"),
+            StudyParam("protocols", str, "highspeed,scalable,bic,cubic,htcp,compound,areno",
+                       "protocols besides Reno (comma-separated)"),
+            StudyParam("loads", str, "10,40", "long-lived flow counts (comma-separated, of 10 and 40)"),
+            StudyParam("loss", str, "true", "also run 10 long-lived flows with random loss (true/false)"),
+            StudyParam("seed", int, 1, "master seed: replication r runs with core seed seed + r"),
+            StudyParam("short", int, 100, "short-lived flows per run"),
+        ],
+        runner=_runner("highspeed"),
     ),
 }
 

@@ -23,6 +23,7 @@
 pub mod arrivals;
 pub mod rpc;
 pub mod sizes;
+pub mod workload;
 
 use crate::net::packet::{FlowId, NodeId, TcpHeader};
 use crate::tcp::{Outbox, Segment, TimerKind};

@@ -277,6 +277,7 @@ mod tests {
             warmup: None,
             max_duration: SimDuration::from_secs(1000),
             record: RecordSpec::default(),
+            workload: None,
         };
         crate::sim::run(&sc, seed).unwrap()
     }

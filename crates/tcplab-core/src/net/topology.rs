@@ -2,11 +2,18 @@
 //! unidirectional links, with the names checked and indexed.
 //!
 //! The dumbbell builder expands `Topology::Dumbbell` into that form; an explicit
-//! graph is taken as given. Names are indexed in a hash map used only for look-ups
+//! graph is taken as given. The parking-lot builder (`Topology::ParkingLot`, seed
+//! 002: "parking lot with 5 routers, 1 Gbps links with 2 MB buffer (15 msec)")
+//! lays routers `r0..r{N-1}` on a line; backbone link `bb{i}` runs r_i -> r_{i+1} and
+//! `bb{i}_rev` back, so N routers give 2(N-1) backbone links (8 for the seed's 5),
+//! and a flow from r_a to r_b crosses |a - b| of them. Each host hangs off one router
+//! by `acc_{host}` (host -> router) and `acc_{host}_rev` (router -> host), both with
+//! the host's delay and the lot's access rate and queue. Names are chosen so that the
+//! `links` table groups by a prefix: `bb` for the backbone, `acc_` for access. Names are indexed in a hash map used only for look-ups
 //! (never iterated), so checking and resolving names is O(V + E) and nothing depends
 //! on hash order. Routes over the expanded graph are `net::routing`'s.
 
-use crate::scenario::{LinkParams, LinkSpec, Topology};
+use crate::scenario::{LinkParams, LinkSpec, ParkingLotSpec, Topology};
 use std::collections::HashMap;
 
 /// A topology in explicit form.
@@ -85,6 +92,7 @@ pub fn expand(t: &Topology) -> Result<Graph, String> {
             }
             (nodes, links)
         }
+        Topology::ParkingLot(p) => parking_lot(p)?,
     };
     // Names must be unique and links must join known nodes.
     let (nodes, links) = g;
@@ -110,6 +118,44 @@ pub fn expand(t: &Topology) -> Result<Graph, String> {
     }
     drop(link_names);
     Ok(Graph { nodes, links, ends, index })
+}
+
+/// Routers, backbone and access links of a parking lot (module doc).
+fn parking_lot(p: &ParkingLotSpec) -> Result<(Vec<String>, Vec<LinkSpec>), String> {
+    let n = p.routers;
+    if !(2..=64).contains(&n) {
+        return Err(format!("topology.routers = {n}: a parking lot needs 2 to 64 routers"));
+    }
+    if p.access_rate == 0 {
+        return Err("topology.access_rate must be positive (bit/s)".into());
+    }
+    let mut nodes: Vec<String> = (0..n).map(|i| format!("r{i}")).collect();
+    let mut links = Vec::with_capacity(2 * (n as usize - 1) + 2 * p.hosts.len());
+    let rev = p.backbone_reverse.as_ref().unwrap_or(&p.backbone);
+    for i in 0..n - 1 {
+        duplex(&mut links, &format!("bb{i}"), &format!("r{i}"), &format!("r{}", i + 1), &p.backbone, rev);
+    }
+    for (k, h) in p.hosts.iter().enumerate() {
+        if h.router >= n {
+            return Err(format!(
+                "topology.hosts[{k}] ('{}').router = {}: accepted 0 to {} (the lot has {n} routers)",
+                h.name,
+                h.router,
+                n - 1
+            ));
+        }
+        let access = LinkParams {
+            rate: p.access_rate,
+            delay: h.delay,
+            queue: p.access_queue.clone(),
+            error: None,
+            mac: None,
+            link_layer: None,
+        };
+        duplex(&mut links, &format!("acc_{}", h.name), &h.name, &format!("r{}", h.router), &access, &access);
+        nodes.push(h.name.clone());
+    }
+    Ok((nodes, links))
 }
 
 #[cfg(test)]
@@ -158,5 +204,40 @@ mod tests {
         assert!(e.contains("duplicate link name 'x'"), "{e}");
         let e = graph(&["a", "b"], vec![link("x", "a", "c")]);
         assert!(e.contains("topology.links['x']: unknown node 'c'"), "{e}");
+    }
+
+    #[test]
+    fn parking_lot_lines_up_routers_backbone_and_hosts() {
+        use crate::scenario::{HostSpec, ParkingLotSpec};
+        let bb = LinkParams { rate: 1_000_000_000, delay: SimDuration::from_millis(15), queue: None, error: None, mac: None, link_layer: None };
+        let host = |name: &str, router| HostSpec { name: name.into(), router, delay: SimDuration::from_millis(7) };
+        let mut p = ParkingLotSpec {
+            routers: 5,
+            backbone: bb,
+            backbone_reverse: None,
+            access_rate: 10_000_000_000,
+            access_queue: None,
+            hosts: vec![host("a", 0), host("b", 4)],
+        };
+        let g = expand(&Topology::ParkingLot(p.clone())).unwrap();
+        assert_eq!(g.nodes, ["r0", "r1", "r2", "r3", "r4", "a", "b"]);
+        let names: Vec<_> = g.links.iter().map(|l| l.name.as_str()).collect();
+        // 5 routers: 4 backbone hops, 8 backbone links (seed 002), then 2 per host.
+        assert_eq!(
+            names,
+            ["bb0", "bb0_rev", "bb1", "bb1_rev", "bb2", "bb2_rev", "bb3", "bb3_rev", "acc_a", "acc_a_rev", "acc_b", "acc_b_rev"]
+        );
+        assert_eq!(g.ends[2], (1, 2)); // bb1: r1 -> r2
+        assert_eq!(g.ends[7], (4, 3)); // bb3_rev: r4 -> r3
+        assert_eq!(g.ends[10], (6, 4)); // acc_b: b -> r4
+        assert_eq!(g.links[11].params.delay, SimDuration::from_millis(7));
+        assert_eq!(g.links[11].params.rate, 10_000_000_000);
+        p.hosts.push(host("c", 5));
+        let e = expand(&Topology::ParkingLot(p.clone())).unwrap_err();
+        assert!(e.contains("topology.hosts[2] ('c').router = 5: accepted 0 to 4"), "{e}");
+        p.hosts.pop();
+        p.routers = 1;
+        let e = expand(&Topology::ParkingLot(p)).unwrap_err();
+        assert!(e.contains("topology.routers = 1"), "{e}");
     }
 }

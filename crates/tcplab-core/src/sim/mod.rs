@@ -144,6 +144,9 @@ pub struct Simulation {
 impl Simulation {
     /// Builds a simulation, rejecting impossible scenarios with a message naming the field.
     pub fn new(sc: &Scenario, seed: u64) -> Result<Simulation, String> {
+        // Workload generators become hosts and flows first (`app::workload`).
+        let expanded = crate::app::workload::expand(sc, seed)?;
+        let sc = expanded.as_ref().unwrap_or(sc);
         let graph = topology::expand(&sc.topology)?;
         let mut routes = Routes::new(&graph);
         let mut links = Vec::with_capacity(graph.links.len());
