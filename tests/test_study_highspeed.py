@@ -80,7 +80,7 @@ def test_relative_throughput_is_per_flow_against_the_reno_run() -> None:
 
 def test_tiny_study_through_the_cli(tmp_path: Path) -> None:
     out = tmp_path / "hs"
-    code = main(["study", "highspeed", "--reps", "2", "--jobs", "1", "--out", str(out), "--set", "scale=tiny",
+    code = main(["study", "highspeed", "--reps", "2", "--jobs", "1", "--out", str(out), "--scale", "tiny",
                  "--set", "protocols=scalable,areno", "--set", "loads=10", "--set", "loss=false",
                  "--set", "short=10"])
     assert code == 0
@@ -92,3 +92,13 @@ def test_tiny_study_through_the_cli(tmp_path: Path) -> None:
     assert len(rm) == 2 * 2 * 2  # 2 protocols x 2 mixes x 2 replications
     assert (out / "report.html").is_file() and (out / "figures" / "tradeoff.png").is_file()
     assert _core.version()
+
+
+def test_scale_option_is_checked_before_anything_runs(tmp_path: Path, capsys) -> None:
+    """``--scale`` is ``--set scale=``: an unknown scale, or a study without one, exits 2."""
+    assert main(["study", "highspeed", "--scale", "huge", "--out", str(tmp_path / "a")]) == 2
+    err = capsys.readouterr().err
+    assert "scale" in err and "'huge'" in err and "reduced" in err
+    assert main(["study", "iw-irto", "--scale", "full", "--out", str(tmp_path / "b")]) == 2
+    assert "--scale: study iw-irto has no scale parameter; studies with one: highspeed" in capsys.readouterr().err
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()

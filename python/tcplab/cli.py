@@ -132,6 +132,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="a study parameter, repeatable ("
                          + "; ".join(f"{x.name}: {', '.join(p.name for p in x.params)}" for x in studies.STUDIES.values())
                          + "; see `tcplab list` and docs/studies/)")
+    st.add_argument("--scale", default=None, metavar="SCALE",
+                    help="the grid's scale, the same as --set scale=SCALE ("
+                         + "; ".join(f"{x.name}: {p.doc}, default {p.default}" for x in studies.STUDIES.values()
+                                     for p in x.params if p.name == "scale") + ")")
     st.add_argument("--no-progress", action="store_true", help="do not show the progress bar (default: shown)")
     st.add_argument("--mode", choices=("simulate", "emulate"), default="simulate",
                     help="simulate (default): the study's full grid in the simulator; emulate: a reduced grid that fits "
@@ -503,6 +507,12 @@ def _cmd_study(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     known = {p.name: p for p in (study.emulate_params if emulate else study.params)}
     params = {}
+    if getattr(args, "scale", None) is not None:
+        if "scale" not in known:
+            _err(f"--scale: study {study.name} has no scale parameter; studies with one: "
+                 + ", ".join(x.name for x in studies.STUDIES.values() if any(p.name == "scale" for p in x.params)))
+            return EXIT_BAD_INPUT
+        args.params = [f"scale={args.scale}", *args.params]
     for item in args.params:
         key, sep, value = item.partition("=")
         if not sep or key.strip() not in known:

@@ -142,7 +142,16 @@ fn loadavg() -> String {
 
 /// Checks a scenario against this kernel without touching anything.
 pub fn check(sc: &Scenario) -> Result<Plan, EmuError> {
-    plan::build(sc, &kernel::KernelFacts::read()).map_err(EmuError::Refused)
+    // Workload generators draw their flows from the run seed; what the kernel must be
+    // able to do (CCs, knobs, topology) is the same for every seed.
+    let expanded = workload_flows(sc, 1)?;
+    plan::build(expanded.as_ref().unwrap_or(sc), &kernel::KernelFacts::read()).map_err(EmuError::Refused)
+}
+
+/// The scenario with its `[workload]` expanded into hosts and flows, as the simulator
+/// does (`tcplab_core::app::workload::expand`), so both see the same flows.
+fn workload_flows(sc: &Scenario, seed: u64) -> Result<Option<Scenario>, EmuError> {
+    tcplab_core::app::workload::expand(sc, seed).map_err(|e| EmuError::Refused(vec![e]))
 }
 
 /// Runs one emulation and returns the results document (`results::assemble`).
@@ -153,6 +162,8 @@ pub fn run(sc: &Scenario, seed: u64, opts: &Options) -> Result<serde_json::Value
             opts.sample_ns
         )]));
     }
+    let expanded = workload_flows(sc, seed)?;
+    let sc = expanded.as_ref().unwrap_or(sc);
     let facts = kernel::KernelFacts::read();
     let mut plan = plan::build(sc, &facts).map_err(EmuError::Refused)?;
     plan.schedule_transactions(seed).map_err(|e| EmuError::Refused(vec![e]))?;

@@ -537,6 +537,31 @@ mod tests {
     }
 
     #[test]
+    fn workload_flows_are_the_simulators() {
+        // A parking lot with a [workload]: the emulator expands the same flows (names,
+        // starts, sizes, CCs) from the run seed as the simulator does.
+        let sc: Scenario = serde_json::from_value(serde_json::json!({
+            "name": "lot", "duration": 20_000_000_000u64,
+            "topology": {"kind": "parking_lot", "routers": 3, "access_rate": 100_000_000u64,
+                "backbone": {"rate": 10_000_000u64, "delay": 5_000_000u64}},
+            "flows": [],
+            "workload": {"rtt_mean": 60_000_000u64, "classes": [
+                {"name": "short", "count": 5, "size": {"dist": "pareto", "mean": 20000.0, "shape": 1.2},
+                 "interarrival_mean": 1_000_000_000u64, "cc": {"name": "cubic"}, "mix_fraction": 0.4}]}
+        }))
+        .unwrap();
+        let expanded = crate::workload_flows(&sc, 5).unwrap().expect("a workload expands");
+        let p = build(&expanded, &facts()).unwrap();
+        let sim = tcplab_core::sim::run(&sc, 5).unwrap();
+        assert_eq!(p.flows.len(), 5);
+        assert_eq!(p.flows.iter().map(|f| f.name.clone()).collect::<Vec<_>>(), sim.flows.name);
+        let starts: Vec<f64> = p.flows.iter().map(|f| f.start_ns as f64 * 1e-9).collect();
+        assert_eq!(starts, sim.flows.start_s);
+        assert_eq!(p.flows.iter().map(|f| f.cc_name.clone()).collect::<Vec<_>>(), sim.flows.cc);
+        assert!(sim.flows.cc.iter().any(|c| c == "reno") && sim.flows.cc.iter().any(|c| c == "cubic"));
+    }
+
+    #[test]
     fn endless_runs_are_refused() {
         let mut sc = dumbbell(r#"[{"kind": "tcp", "src": "s0", "dst": "d0"}]"#);
         sc.duration = None;

@@ -334,7 +334,7 @@ def run(out: str | Path, params: StudyParams | None = None, jobs: int | None = N
         progress: bool = True, figures: bool = True) -> StudyResult:
     """Runs (or resumes) the study and writes tables, figures, ``findings.json`` and ``report.html``.
 
-    The CLI is ``tcplab study highspeed [--set scale=full|reduced] [--reps N] [--jobs J] [--scheduler ADDR]
+    The CLI is ``tcplab study highspeed [--scale full|reduced] [--reps N] [--jobs J] [--scheduler ADDR]
     [--out DIR]``.
     """
     return engine.run_study(DEFINITION, out, params or StudyParams(), jobs=jobs, scheduler=scheduler,
