@@ -510,6 +510,9 @@ def _cmd_study_all(args: argparse.Namespace) -> int:
     res = suite.run_all(out, preset=args.preset, reps_scale=args.reps_scale, jobs=args.jobs, scheduler=args.scheduler,
                         progress=not args.no_progress, only=args.only)
     for s in res.findings["studies"]:
+        if s["status"] == "not run":
+            print(f"{s['study']} (seed {s['seed']}): not run")
+            continue
         counts = {v: sum(1 for f in s["findings"] if f["verdict"] == v) for v in suite.VERDICTS.values()}
         wall = "-" if s["wall_s"] is None else f"{s['wall_s']:.1f} s"
         print(f"{s['study']} (seed {s['seed']}): {s['status']}; {len(s['findings'])} findings: "

@@ -166,6 +166,11 @@ class ProgressGroup:
             self._token = _GROUP.set(self)
         return self
 
+    def status(self, text: str) -> None:
+        """Shows ``text`` (e.g. the running study, or its phase) in the group's row."""
+        if self.display is not None:
+            self.display.update(self._task, description=f"{self.label}: {text}")
+
     def advance(self, parts: int = 1) -> None:
         """Counts ``parts`` more finished parts."""
         self.done += parts

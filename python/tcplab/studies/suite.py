@@ -138,6 +138,7 @@ def run_all(out: str | Path, preset: str | None = None, reps_scale: float = 1.0,
                 continue
             study = studies.get(outcome.name)
             t_study = time.perf_counter()
+            group.status(f"{study.name} (simulations, then analysis, figures and report)")
             try:
                 res = study.run(out / study.name, jobs=jobs, scheduler=scheduler, progress=progress,
                                 **outcome.settings)
@@ -147,6 +148,7 @@ def run_all(out: str | Path, preset: str | None = None, reps_scale: float = 1.0,
                 outcome.status = "ok"
                 outcome.tasks_run, outcome.tasks_resumed, outcome.failed_tasks = res.ran, res.skipped, len(res.failures)
             outcome.wall_s = round(time.perf_counter() - t_study, 3)
+            group.status(f"{study.name} done")
             group.advance()
             _write_manifest(out, preset, reps_scale, outcomes, time.perf_counter() - t0)
     wall = round(time.perf_counter() - t0, 3)
