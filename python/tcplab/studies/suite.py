@@ -132,13 +132,13 @@ def run_all(out: str | Path, preset: str | None = None, reps_scale: float = 1.0,
     plan = {name: studies.get(name).settings(preset, reps_scale) for name in chosen}  # refuses bad values first
     t0 = time.perf_counter()
     outcomes: list[StudyOutcome] = [StudyOutcome(name, "not run", plan.get(name, {})) for name in studies.names()]
-    with ProgressGroup(len(chosen), enabled=progress, label="tcplab study all", unit="studies") as group:
+    with ProgressGroup(len(chosen), enabled=progress, label="study all", unit="studies") as group:
         for outcome in outcomes:
             if outcome.name not in plan:
                 continue
             study = studies.get(outcome.name)
             t_study = time.perf_counter()
-            group.status(f"{study.name} (simulations, then analysis, figures and report)")
+            group.status(study.name)
             try:
                 res = study.run(out / study.name, jobs=jobs, scheduler=scheduler, progress=progress,
                                 **outcome.settings)
