@@ -114,7 +114,8 @@ def test_an_emulated_subset_is_shown_beside_the_simulation(suite_dir: tuple[Path
     assert emu["status"] == "run" and emu["source"] == f"{RUN}/emulate/findings.json"
 
 
-def test_two_aggregates_are_compared_finding_by_finding(suite_dir: tuple[Path, str]) -> None:
+def test_two_aggregates_are_compared_finding_by_finding(suite_dir: tuple[Path, str], tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
     out, _ = suite_dir
     old = json.loads((out / "findings.json").read_text())
     new = json.loads(json.dumps(old))
@@ -126,6 +127,16 @@ def test_two_aggregates_are_compared_finding_by_finding(suite_dir: tuple[Path, s
     assert suite.diff(old, old) == []
     with pytest.raises(ValueError, match="totals"):
         suite.validate(new)
+    # From a shell: the same lines, exit 1 on a change, 0 without.
+    t = new["totals"]
+    t["held"], t["not_reproduced"] = (t["held"] + 1, t["not_reproduced"] - 1) if f["held"] else \
+        (t["held"] - 1, t["not_reproduced"] + 1)
+    suite.validate(new)
+    (tmp_path / "new.json").write_text(json.dumps(new))
+    assert suite.main([str(out / "findings.json"), str(tmp_path / "new.json")]) == 1
+    assert capsys.readouterr().out.splitlines() == suite.diff(old, new)
+    assert suite.main([str(out / "findings.json")] * 2) == 0
+    assert suite.main([str(out / "findings.json"), str(tmp_path / "missing.json")]) == 2
 
 
 def test_every_study_registers_a_citation_and_tiny_and_demo_presets_it_accepts() -> None:

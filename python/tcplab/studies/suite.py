@@ -35,7 +35,9 @@ as soon as it is registered.
 ``verdict`` is ``held``, ``not reproduced`` or ``not testable here`` (``held`` true,
 false, null); STATISTIC is the study's (:mod:`tcplab.studies.findings`): ``name``,
 ``unit``, ``value``, ``ci``, ``level``, ``n_replications``. Finding keys are unique, so
-two documents are compared finding by finding (:func:`diff`).
+two documents are compared finding by finding (:func:`diff`; from a shell or a CI job,
+``python -m tcplab.studies.suite OLD/findings.json NEW/findings.json`` prints the changes
+and exits with 1 when a verdict changed).
 
 **Emulated subsets.** A study that also ran an emulated subset (``--mode emulate``:
 real Linux TCP through the same link models) shows it beside its simulation when its
@@ -61,6 +63,7 @@ Example:
 from __future__ import annotations
 
 import json
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,7 +72,7 @@ from typing import Any, Sequence
 from tcplab.executor import ProgressGroup
 
 __all__ = ["SCHEMA", "VERDICTS", "StudyOutcome", "SuiteResult", "run_all", "aggregate", "validate", "diff",
-           "emulation_of"]
+           "emulation_of", "main"]
 
 #: The aggregate document's schema name; bumped when its shape changes.
 SCHEMA = "tcplab-findings/1"
@@ -311,3 +314,30 @@ def diff(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
             lines.append(f"{key} changed from {a[key]} to {v}")
     lines += [f"{key} was removed (was {v})" for key, v in a.items() if key not in b]
     return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m tcplab.studies.suite OLD.json NEW.json``: prints :func:`diff`; exit 1 on any change, 2 on bad input."""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 2:
+        print("usage: python -m tcplab.studies.suite OLD/findings.json NEW/findings.json", file=sys.stderr)
+        return 2
+    docs = []
+    for path in args:
+        try:
+            doc = json.loads(Path(path).read_text())
+            validate(doc)
+        except (OSError, ValueError) as e:
+            print(f"error: {path}: {e}", file=sys.stderr)
+            return 2
+        docs.append(doc)
+    lines = diff(*docs)
+    for line in lines:
+        print(line)
+    if not lines:
+        print(f"no verdict changed ({docs[1]['totals']['findings']} findings)")
+    return 1 if lines else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
