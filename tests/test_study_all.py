@@ -16,6 +16,7 @@ import re
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from tcplab import chromium, studies
@@ -112,6 +113,16 @@ def test_an_emulated_subset_is_shown_beside_the_simulation(suite_dir: tuple[Path
     (copy / RUN / "findings.json").write_text(json.dumps(own))
     emu = next(s for s in suite.aggregate(copy)["studies"] if s["study"] == RUN)["emulation"]
     assert emu["status"] == "run" and emu["source"] == f"{RUN}/emulate/findings.json"
+    # `tcplab study NAME --mode emulate` writes comparison.parquet (config, rep, metric, engines side by side):
+    # summarised per metric. Hand-worked: sim 1.0 and 2.0, kernel 1.05 and 2.2 -> means 1.5, 1.625, diff 0.125.
+    pd.DataFrame({"link": ["a", "b"], "rep": [0, 0], "metric": ["uct_mean_s"] * 2, "label": ["mean UCT"] * 2,
+                  "unit": ["s"] * 2, "seed-sim": [1.5, 2.5], "sim": [1.0, 2.0], "kernel": [1.05, 2.2],
+                  "difference": [0.05, 0.2], "relative": [0.05, 0.1], "generation": [-0.5, -0.5]}
+                 ).to_parquet(copy / RUN / "emulate" / "comparison.parquet")
+    emu = next(s for s in suite.aggregate(copy)["studies"] if s["study"] == RUN)["emulation"]
+    assert emu["differences"] == [{"metric": "mean UCT", "unit": "s", "runs": 2, "simulated (mean)": 1.5,
+                                   "emulated (mean)": 1.625, "difference (mean)": 0.125,
+                                   "relative (mean)": pytest.approx(0.075)}]
 
 
 def test_two_aggregates_are_compared_finding_by_finding(suite_dir: tuple[Path, str], tmp_path: Path,

@@ -47,7 +47,10 @@ output has either
   [FINDING in the findings.json format, evaluated on the kernel runs], "differences":
   [{"metric", "unit", "simulated", "emulated", "difference", ...config columns}]}``, or
 - a findings document of its own at ``DIR/<study>/emulate/findings.json`` (its optional
-  ``differences`` key as above).
+  ``differences`` key as above), which is what ``tcplab study NAME --mode emulate --out
+  DIR/NAME/emulate`` writes; its ``comparison.parquet`` (one row per configuration,
+  replication and metric, with the engines ``sim`` and ``kernel`` side by side) is then
+  summarised per metric as the differences (:func:`differences_of`).
 
 Otherwise the study's emulation status is ``not run``.
 
@@ -72,7 +75,7 @@ from typing import Any, Sequence
 from tcplab.executor import ProgressGroup
 
 __all__ = ["SCHEMA", "VERDICTS", "StudyOutcome", "SuiteResult", "run_all", "aggregate", "validate", "diff",
-           "emulation_of", "main"]
+           "emulation_of", "differences_of", "main"]
 
 #: The aggregate document's schema name; bumped when its shape changes.
 SCHEMA = "tcplab-findings/1"
@@ -192,6 +195,36 @@ def _finding(study: str, f: dict[str, Any], report: str | None) -> dict[str, Any
                         "held": c.get("held"), "statistic": c.get("statistic")} for c in f.get("checks", [])]}
 
 
+def differences_of(path: Path) -> list[dict[str, Any]]:
+    """Per metric, the simulator against the kernel, from an emulate-mode ``comparison.parquet``.
+
+    Rows: ``metric`` (its label when the table has one), ``unit``, ``runs`` (configuration
+    x replication pairs), the means of ``sim`` and ``kernel``, of their ``difference``
+    (kernel - sim) and, where the table has it, of the ``relative`` difference. Empty
+    when the file is missing or has no ``metric``, ``sim`` and ``kernel`` columns.
+    """
+    import math
+
+    import pandas as pd
+
+    if not path.is_file():
+        return []
+    comp = pd.read_parquet(path)
+    if not {"metric", "sim", "kernel"} <= set(comp.columns):
+        return []
+    rows = []
+    for metric, part in comp.groupby("metric", sort=False):
+        sim, kernel = part["sim"].astype(float), part["kernel"].astype(float)
+        diff = part["difference"].astype(float) if "difference" in part else kernel - sim
+        row = {"metric": str(part["label"].iloc[0]) if "label" in part else str(metric),
+               "unit": str(part["unit"].iloc[0]) if "unit" in part else "", "runs": int(len(part)),
+               "simulated (mean)": sim.mean(), "emulated (mean)": kernel.mean(), "difference (mean)": diff.mean()}
+        if "relative" in part:
+            row["relative (mean)"] = part["relative"].astype(float).mean()
+        rows.append({k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()})
+    return rows
+
+
 def emulation_of(study_dir: Path, findings: dict[str, Any] | None) -> dict[str, Any]:
     """The emulated subset of a study's output, in the aggregate's shape (module doc, "Emulated subsets").
 
@@ -207,6 +240,8 @@ def emulation_of(study_dir: Path, findings: dict[str, Any] | None) -> dict[str, 
         doc = _read_json(study_dir / "emulate" / "findings.json")
         if doc is not None:
             source, emu = f"{name}/emulate/findings.json", doc
+            if not emu.get("differences"):
+                emu = {**emu, "differences": differences_of(study_dir / "emulate" / "comparison.parquet")}
     if emu is None:
         return {"status": "not run", "scope": None, "source": None, "findings": [], "differences": []}
     report = study_dir / "emulate" / "report.html"
