@@ -69,6 +69,7 @@ def test_every_registered_study_appears_in_the_aggregate_and_the_dashboard(suite
     assert t["findings"] == len(own["findings"]) == t["held"] + t["not_reproduced"] + t["not_testable"]
     assert t["checked"] == sum(f["evaluated"] for f in own["findings"])
     assert entry["tasks_run"] > 0 and entry["wall_s"] > 0 and entry["failed_tasks"] == 0
+    assert 0 < entry["timings"]["simulate_s"] <= entry["timings"]["total_s"]
     assert f"all: {t['checked']} findings checked, {t['held']} held" in printed
     assert f"dashboard: {(out / 'index.html').resolve()}" in printed
     # Self-contained: no remote resource, and the only image is embedded.

@@ -24,7 +24,8 @@ as soon as it is registered.
 
     STUDY   = {"study", "seed", "citation", "setup", "status": "ok" | "failed" | "not run",
                "error", "replications", "links", "params", "wall_s", "tasks_run",
-               "tasks_resumed", "failed_tasks", "report", "findings": [FINDING, ...],
+               "tasks_resumed", "failed_tasks", "report", "timings" (the study's own
+               simulate_s, analysis_s, figures_s, report_s, total_s), "findings": [FINDING, ...],
                "emulation": EMULATION}
     FINDING = {"key": "STUDY/ID", "id", "claim", "verdict", "held", "evaluated",
                "statistic": STATISTIC, "link": "STUDY/report.html#finding-ID",
@@ -282,6 +283,8 @@ def aggregate(out: str | Path, outcomes: Sequence[StudyOutcome] | None = None, p
             "wall_s": outcome.wall_s if outcome and outcome.wall_s is not None else timings.get("total_s"),
             "tasks_run": manifest.get("ran"), "tasks_resumed": manifest.get("skipped"),
             "failed_tasks": len(manifest.get("failures") or []), "report": report,
+            "timings": {k: timings[k] for k in ("simulate_s", "analysis_s", "figures_s", "report_s", "total_s")
+                        if k in timings},
             "findings": [_finding(study.name, f, report) for f in (doc or {}).get("findings", [])],
             "emulation": emulation_of(d, doc),
         })
