@@ -186,3 +186,19 @@ def test_docstring_examples(name: str) -> None:
 
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0
+
+
+def test_progress_bars_inside_a_group_share_its_one_display(capsys: pytest.CaptureFixture[str]) -> None:
+    """rich allows one live display at a time: a bar opening its own inside the group would raise LiveError."""
+    from tcplab.executor import Progress, ProgressGroup
+
+    with ProgressGroup(2, label="study all", unit="studies") as group:
+        for name in ("first-study", "second-study"):
+            group.status(name)
+            with Progress(3, label=name) as bar:
+                assert bar._bar is group.display
+                bar.advance(3)
+            group.advance()
+    assert group.done == 2
+    err = capsys.readouterr().err
+    assert "first-study" in err and "second-study" in err and "3/3" in err and "2/2" in err
