@@ -52,6 +52,10 @@ def test_every_registered_study_appears_in_the_aggregate_and_the_dashboard(suite
         assert entry["status"] == ("ok" if study.name == RUN else "not run")
         assert entry["emulation"]["status"] == "not run"
     assert index.count("emulation not run") == len(studies.names())
+    for study in studies.STUDIES.values():  # says how to run it, or that the study has no emulate mode
+        section = index.split(f"id='study-{study.name}'")[1].split("<section>")[0]
+        hint = f"tcplab study {study.name} --mode emulate" if suite.has_emulation(study) else "has no emulate mode"
+        assert hint in section, study.name
     # The study that ran: every finding of its own findings.json, with verdict, statistic and a working link.
     own = json.loads((out / RUN / "findings.json").read_text())
     fnd.validate(own)
@@ -171,6 +175,7 @@ def test_every_study_registers_a_citation_and_tiny_and_demo_presets_it_accepts()
     (["study", "all", "--only", "satellite,iw-10"], "--only: unknown study(ies) iw-10"),
     (["study", "all", "--reps-scale", "0"], "--reps-scale: expected a number > 0, got 0.0"),
     (["study", "satellite", "--preset", "tiny"], "--preset: only `tcplab study all` accepts it"),
+    (["study", "satellite", "--emulate"], "--emulate: only `tcplab study all` accepts it"),
 ])
 def test_bad_options_are_refused_before_anything_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                       argv: list[str], message: str) -> None:

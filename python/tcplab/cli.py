@@ -141,6 +141,9 @@ def build_parser() -> argparse.ArgumentParser:
                          "together in under 5 minutes on 2 cores); default: the studies' defaults")
     st.add_argument("--only", type=_names, default=None, metavar="LIST",
                     help="study all: run only these studies (the dashboard still lists every one)")
+    st.add_argument("--emulate", action="store_true",
+                    help="study all: also run the emulated subset of each study that has an emulate mode, into "
+                         "--out/<study>/emulate (real Linux TCP, real time, needs root)")
 
     c = sub.add_parser("check", help="validate a scenario or experiment file without running it",
                        description="Validate SCENARIO.toml (or an experiment file with [sweep]) and, with "
@@ -508,7 +511,7 @@ def _cmd_study_all(args: argparse.Namespace) -> int:
     out = args.out or Path("results") / "all"
     check_output_dir(out)
     res = suite.run_all(out, preset=args.preset, reps_scale=args.reps_scale, jobs=args.jobs, scheduler=args.scheduler,
-                        progress=not args.no_progress, only=args.only)
+                        progress=not args.no_progress, only=args.only, emulate=args.emulate)
     for s in res.findings["studies"]:
         if s["status"] == "not run":
             print(f"{s['study']} (seed {s['seed']}): not run")
@@ -519,6 +522,8 @@ def _cmd_study_all(args: argparse.Namespace) -> int:
               + ", ".join(f"{n} {v}" for v, n in counts.items()) + f"; {wall} wall")
         if s["status"] == "failed":
             _err(f"{s['study']}: {s['error']}")
+        if s["emulation"].get("error"):
+            _err(f"{s['study']}, emulated subset: {s['emulation']['error']}")
     t = res.findings["totals"]
     print(f"all: {t['checked']} findings checked, {t['held']} held, {t['not_reproduced']} not reproduced, "
           f"{t['not_testable']} not testable here; {res.wall_s:.1f} s wall")
@@ -535,6 +540,7 @@ def _cmd_study(args: argparse.Namespace) -> int:
     if args.name == "all":
         return _cmd_study_all(args)
     for flag, given in (("--preset", args.preset is not None), ("--only", args.only is not None),
+                        ("--emulate", args.emulate),
                         ("--reps-scale", args.reps_scale != 1.0)):
         if given:
             _err(f"{flag}: only `tcplab study all` accepts it; `tcplab study {args.name}` takes --reps, --links, --set")

@@ -133,7 +133,13 @@ def _differences_table(rows: list[dict[str, Any]]) -> str:
 def _emulation_html(s: dict[str, Any]) -> str:
     emu = s.get("emulation") or {}
     if emu.get("status") != "run":
-        return "<p class='small'><b>Emulation</b> (real Linux TCP through the same link models): emulation not run.</p>"
+        name = html.escape(s["study"])
+        why = (f" It failed: {html.escape(str(emu['error']))}." if emu.get("error") else
+               f" Run it with <code>tcplab study {name} --mode emulate --out DIR/{name}/emulate</code> or "
+               "<code>tcplab study all --emulate</code> (root, real time)." if emu.get("available") else
+               " This study has no emulate mode.")
+        return ("<p class='small'><b>Emulation</b> (real Linux TCP through the same link models): emulation not run."
+                + why + "</p>")
     parts = [f"<h3>Emulated subset (real Linux TCP)</h3><p class='small'>{html.escape(emu.get('scope') or '')} "
              f"Source: <code>{html.escape(emu.get('source') or '')}</code>.</p>"]
     if emu.get("findings"):

@@ -30,8 +30,8 @@ as soon as it is registered.
     FINDING = {"key": "STUDY/ID", "id", "claim", "verdict", "held", "evaluated",
                "statistic": STATISTIC, "link": "STUDY/report.html#finding-ID",
                "checks": [{"id", "claim", "verdict", "held", "statistic"}, ...]}
-    EMULATION = {"status": "run" | "not run", "scope", "source", "findings": [FINDING, ...],
-                 "differences": [ROW, ...]}
+    EMULATION = {"status": "run" | "not run", "available": the study has an emulate mode,
+                 "error", "scope", "source", "findings": [FINDING, ...], "differences": [ROW, ...]}
 
 ``verdict`` is ``held``, ``not reproduced`` or ``not testable here`` (``held`` true,
 false, null); STATISTIC is the study's (:mod:`tcplab.studies.findings`): ``name``,
@@ -76,7 +76,7 @@ from typing import Any, Sequence
 from tcplab.executor import ProgressGroup
 
 __all__ = ["SCHEMA", "VERDICTS", "StudyOutcome", "SuiteResult", "run_all", "aggregate", "validate", "diff",
-           "emulation_of", "differences_of", "main"]
+           "emulation_of", "differences_of", "has_emulation", "main"]
 
 #: The aggregate document's schema name; bumped when its shape changes.
 SCHEMA = "tcplab-findings/1"
@@ -97,6 +97,9 @@ class StudyOutcome:
     tasks_resumed: int = 0
     failed_tasks: int = 0
     error: str | None = None
+    #: With ``emulate``: wall time and error of the study's emulated subset.
+    emulate_wall_s: float | None = None
+    emulate_error: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-able (for ``all.json``)."""
@@ -115,7 +118,8 @@ class SuiteResult:
 
 
 def run_all(out: str | Path, preset: str | None = None, reps_scale: float = 1.0, jobs: int | None = None,
-            scheduler: str | None = None, progress: bool = True, only: Sequence[str] | None = None) -> SuiteResult:
+            scheduler: str | None = None, progress: bool = True, only: Sequence[str] | None = None,
+            emulate: bool = False) -> SuiteResult:
     """Runs (or resumes) every registered study into ``out/<study>/``, then the aggregate and dashboard.
 
     Args:
@@ -126,6 +130,9 @@ def run_all(out: str | Path, preset: str | None = None, reps_scale: float = 1.0,
         jobs, scheduler: the engine, as for ``tcplab study``.
         progress: one progress display on stderr.
         only: run only these studies (the others are listed as ``not run``).
+        emulate: after its simulation, run each study's emulated subset (its emulate mode,
+            :func:`has_emulation`; real time, needs root) into ``out/<study>/emulate``;
+            studies without one are unchanged.
 
     Raises:
         KeyError: a name in ``only`` is not registered.
@@ -155,6 +162,14 @@ def run_all(out: str | Path, preset: str | None = None, reps_scale: float = 1.0,
                 outcome.status = "ok"
                 outcome.tasks_run, outcome.tasks_resumed, outcome.failed_tasks = res.ran, res.skipped, len(res.failures)
             outcome.wall_s = round(time.perf_counter() - t_study, 3)
+            if emulate and has_emulation(study):
+                group.status(f"{study.name}, emulated subset (real time)")
+                t_emu = time.perf_counter()
+                try:
+                    study.emulate(out / study.name / "emulate", progress=progress)  # type: ignore[attr-defined]
+                except (RuntimeError, ValueError, OSError) as e:  # e.g. not root: the simulation still counts
+                    outcome.emulate_error = f"{type(e).__name__}: {e}"
+                outcome.emulate_wall_s = round(time.perf_counter() - t_emu, 3)
             group.status(f"{study.name} done")
             group.advance()
             _write_manifest(out, preset, reps_scale, outcomes, time.perf_counter() - t0)
@@ -226,6 +241,17 @@ def differences_of(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
+def has_emulation(study: Any) -> bool:
+    """Whether a registered study has an emulate mode (``tcplab study NAME --mode emulate``).
+
+    Example:
+        >>> from tcplab import studies
+        >>> has_emulation(studies.get("satellite"))
+        False
+    """
+    return getattr(study, "emulate_runner", None) is not None
+
+
 def emulation_of(study_dir: Path, findings: dict[str, Any] | None) -> dict[str, Any]:
     """The emulated subset of a study's output, in the aggregate's shape (module doc, "Emulated subsets").
 
@@ -245,6 +271,7 @@ def emulation_of(study_dir: Path, findings: dict[str, Any] | None) -> dict[str, 
                 emu = {**emu, "differences": differences_of(study_dir / "emulate" / "comparison.parquet")}
     if emu is None:
         return {"status": "not run", "scope": None, "source": None, "findings": [], "differences": []}
+    # The emulated subset's own report, when it has one, is the target of its findings' links.
     report = study_dir / "emulate" / "report.html"
     link = f"{name}/emulate/report.html" if report.is_file() else None
     return {"status": "run", "scope": emu.get("scope"), "source": source,
@@ -286,7 +313,8 @@ def aggregate(out: str | Path, outcomes: Sequence[StudyOutcome] | None = None, p
             "timings": {k: timings[k] for k in ("simulate_s", "analysis_s", "figures_s", "report_s", "total_s")
                         if k in timings},
             "findings": [_finding(study.name, f, report) for f in (doc or {}).get("findings", [])],
-            "emulation": emulation_of(d, doc),
+            "emulation": {**emulation_of(d, doc), "available": has_emulation(study),
+                          "error": outcome.emulate_error if outcome else None},
         })
     every = [f for e in entries for f in e["findings"]]
     totals = {"studies": len(entries), "findings": len(every), "checked": sum(f["evaluated"] for f in every),
