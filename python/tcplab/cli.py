@@ -529,7 +529,8 @@ def _cmd_study_all(args: argparse.Namespace) -> int:
           f"{t['not_testable']} not testable here; {res.wall_s:.1f} s wall")
     print(f"findings: {out / 'findings.json'}")
     print(f"dashboard: {res.index.resolve()}")
-    failed = [s for s in res.findings["studies"] if s["status"] == "failed" or s.get("failed_tasks")]
+    failed = [s for s in res.findings["studies"]
+              if s["status"] == "failed" or s.get("failed_tasks") or s["emulation"].get("error")]
     return EXIT_RUN_FAILED if failed else EXIT_OK
 
 
