@@ -207,3 +207,18 @@ def test_progress_bars_inside_a_group_share_its_one_display(capsys: pytest.Captu
     assert group.done == 2
     err = capsys.readouterr().err
     assert "first-study" in err and "second-study" in err and "3/3" in err and "2/2" in err
+
+
+def test_a_failing_study_is_recorded_and_shown(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "res"
+    out.mkdir()
+    (out / RUN).write_text("a file where the study's directory should be")
+    assert main(["study", "all", "--preset", "tiny", "--only", RUN, "--no-progress", "--out", str(out)]) == 1
+    assert f"{RUN}: FileExistsError" in capsys.readouterr().err
+    doc = json.loads((out / "findings.json").read_text())
+    suite.validate(doc)
+    entry = next(s for s in doc["studies"] if s["study"] == RUN)
+    assert entry["status"] == "failed" and entry["findings"] == [] and "FileExistsError" in entry["error"]
+    assert "The study failed: FileExistsError" in (out / "index.html").read_text()
+    manifest = json.loads((out / "all.json").read_text())
+    assert [s["status"] for s in manifest["studies"] if s["name"] == RUN] == ["failed"]
