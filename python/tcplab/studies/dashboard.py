@@ -157,6 +157,10 @@ def _wall(v: Any) -> str:
     return "–" if v is None else f"{float(v):.1f} s"
 
 
+def _or_dash(v: Any) -> str:
+    return "–" if v is None else str(v)
+
+
 def _phases(t: dict[str, Any]) -> str:
     """The study's simulation and figure-rendering wall times (its ``study.json``)."""
     if "simulate_s" not in t:
@@ -220,8 +224,8 @@ def render(out: str | Path, doc: dict[str, Any]) -> str:
         rows.append(f"<tr><td class='l'><a href='#study-{name}'>{name}</a></td><td>{html.escape(s['seed'])}</td>"
                     f"<td class='l'>{html.escape(s['status'])}</td><td>{len(s['findings'])}</td>"
                     f"<td>{_count(s, True)}</td><td>{_count(s, False)}</td><td>{_count(s, None)}</td>"
-                    f"<td>{_wall(s.get('wall_s'))}</td><td>{_phases(s.get('timings') or {})}</td><td>{s.get('tasks_run') if s.get('tasks_run') is not None else '–'}"
-                    f" / {s.get('tasks_resumed') if s.get('tasks_resumed') is not None else '–'}</td>"
+                    f"<td>{_wall(s.get('wall_s'))}</td><td>{_phases(s.get('timings') or {})}</td>"
+                    f"<td>{_or_dash(s.get('tasks_run'))} / {_or_dash(s.get('tasks_resumed'))}</td>"
                     f"<td class='l'>{emu}</td></tr>")
     per_study = ("<table><thead><tr><th class='l'>study</th><th>seed</th><th class='l'>status</th><th>findings</th>"
                  "<th>held</th><th>not reproduced</th><th>not testable here</th><th>wall time</th>"

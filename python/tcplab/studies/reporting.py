@@ -45,8 +45,8 @@ import pandas as pd
 from tcplab import __version__, stats
 
 __all__ = ["CDF_POINTS", "EXTRA_CSS", "ecdf_points", "figure", "step", "save", "fmt", "verdict", "stat_text",
-           "finding_anchor", "findings_html", "figures_html", "failures_html", "parameters_html", "provenance", "nav", "table_html",
-           "write_page"]
+           "finding_anchor", "findings_html", "figures_html", "failures_html", "parameters_html", "provenance", "nav",
+           "table_html", "write_page"]
 
 CDF_POINTS = 800
 
