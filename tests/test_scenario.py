@@ -49,6 +49,18 @@ def error_of(text: str) -> ScenarioError:
         (('kind = "drop_tail"', 'kind = "droptail"'), "topology.bottleneck.queue.kind", 6, ["Did you mean 'drop_tail'"]),
         (('"180kB"', '"180KB"'), "flows[0].bytes", 15, ["KiB"]),
         (('kind = "dumbbell"', 'kind = "dumbell"'), "topology.kind", 4, ["Did you mean 'dumbbell'"]),
+        # Issue 14's fields: each bad value is one located error naming what is accepted.
+        (('kind = "drop_tail", limit = "48pkt"', 'kind = "fq_codl"'), "topology.bottleneck.queue.kind", 6,
+         ["Did you mean 'fq_codel'", "codel", "pie"]),
+        (('kind = "drop_tail", limit = "48pkt"', 'kind = "codel", target = 5'), "topology.bottleneck.queue.target", 6,
+         ["without a unit", "got 5"]),
+        (('kind = "drop_tail", limit = "48pkt"', 'kind = "fq_codel", quantum = "100B"'),
+         "topology.bottleneck.queue.quantum", 6, ["256"]),
+        (('kind = "drop_tail", limit = "48pkt"', 'kind = "pie", alpha = 3.0'), "topology.bottleneck.queue.alpha", 6,
+         ["2"]),
+        (("iw = 10", 'prr = "srrb"'), "tcp.prr", 12, ["got 'srrb'", "crb", "Did you mean 'ssrb'"]),
+        (("iw = 10", 'rtt_estimator = "linx"'), "tcp.rtt_estimator", 12, ["rfc6298", "Did you mean 'linux'"]),
+        (("iw = 10", 'rack = "yes"'), "tcp.rack", 12, ["yes"]),
     ],
 )
 def test_each_mistake_is_one_clear_located_error(edit, path: str, line: int, fragments: list[str]) -> None:

@@ -45,7 +45,7 @@ def test_scenario_files_are_ordinary_scenarios_of_the_seed(link: str, down: int,
                                                               "sigma": 1_000_000} for f in voice)
     bulk = core["flows"][0]
     assert (bulk["src"], bulk["dst"], bulk["bytes"]) == ("s0", "d0", None)
-    assert bulk["cc"]["name"] == "reno" and bulk["tcp"] == {"profile": "linux", "sack": False}
+    assert bulk["cc"]["name"] == "reno" and bulk["tcp"] == {"profile": "linux-2.6", "sack": False}
     assert main(["check", str(path)]) == 0 and capsys.readouterr().out.strip() == "ok"
 
 

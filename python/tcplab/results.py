@@ -13,8 +13,9 @@ Tables and columns (times in seconds, rates in bit/s, sizes in bytes):
   completed), bytes_target (<NA> for bulk), bytes_delivered, goodput_bps,
   window_start_s, window_end_s (the span goodput covers: the run's measurement window
   clipped to the flow's life), segs_sent, retransmits, fast_retransmits, rtos,
-  spurious_rtos, syn_retransmits (and, after them, spurious_syn_rtos, frto_spurious,
-  final_cwnd_bytes, final_ssthresh_bytes, final_srtt_s).
+  spurious_rtos, syn_retransmits, ecn_reductions (window reductions on ECN-Echo),
+  tlp_probes (tail loss probes sent) (and, after them, spurious_syn_rtos,
+  frto_spurious, final_cwnd_bytes, final_ssthresh_bytes, final_srtt_s).
 - ``udp``: flow_id, name, group, src, dst, window_start_s, window_end_s, pkts_sent,
   pkts_delivered, pkts_lost, owd_mean_s, owd_max_s, jitter_s, pkts_out_of_order
   (deliveries not above every earlier sequence number).
@@ -34,7 +35,8 @@ Tables and columns (times in seconds, rates in bit/s, sizes in bytes):
   ``open`` (response incomplete at the end: uct_s is NaN) or ``failed`` (the client
   gave up connecting after ``syn_retries``).
 - ``queues``: link, window_start_s, window_end_s, enq_pkts, enq_bytes,
-  drops_overflow, drops_early, drops_forced, drops_corruption, occ_mean_pkts,
+  drops_overflow, drops_early (AQM drops: RED, CoDel, PIE), drops_forced,
+  drops_corruption, ce_marks (ECN CE marks instead of drops), occ_mean_pkts,
   occ_max_pkts, occ_mean_bytes, occ_max_bytes.
 - ``links``: link, window_start_s, window_end_s, rate_bps, delay_s, tx_pkts, tx_bytes,
   utilisation, busy_sample_fraction, realised_per; with a MAC: mac (e.g.
@@ -90,7 +92,7 @@ COLUMNS: dict[str, dict[str, str]] = {
         "bytes_target": _NI, "bytes_delivered": _I, "goodput_bps": _F, "window_start_s": _F,
         "window_end_s": _F, "segs_sent": _I,
         "retransmits": _I, "fast_retransmits": _I, "rtos": _I, "spurious_rtos": _I,
-        "syn_retransmits": _I,
+        "syn_retransmits": _I, "ecn_reductions": _I, "tlp_probes": _I,
     },
     "udp": {
         "flow_id": _I, "name": _S, "group": _S, "src": _S, "dst": _S, "window_start_s": _F,
@@ -107,7 +109,7 @@ COLUMNS: dict[str, dict[str, str]] = {
     "queues": {
         "link": _S, "window_start_s": _F, "window_end_s": _F, "enq_pkts": _I, "enq_bytes": _I,
         "drops_overflow": _I, "drops_early": _I,
-        "drops_forced": _I, "drops_corruption": _I, "occ_mean_pkts": _F, "occ_max_pkts": _F,
+        "drops_forced": _I, "drops_corruption": _I, "ce_marks": _I, "occ_mean_pkts": _F, "occ_max_pkts": _F,
         "occ_mean_bytes": _F, "occ_max_bytes": _F,
     },
     "links": {
@@ -166,7 +168,7 @@ def _column(values: list[Any], dtype: str) -> pd.Series:
 
 
 #: Sender congestion states by the core's code (cc/mod.rs ``CaState::code``).
-CA_STATES = {0: "open", 1: "recovery", 2: "loss"}
+CA_STATES = {0: "open", 1: "recovery", 2: "loss", 3: "cwr"}
 
 
 def _named_codes(series: dict[str, Any], link_names: list[str] | None) -> dict[str, Any]:

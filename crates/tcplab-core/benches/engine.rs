@@ -1,8 +1,10 @@
 //! `cargo bench --bench engine [-- NAME...]`: runs the standard scenarios (or the
 //! named ones, see `bench::check`) and prints one JSON line each: set-up and total
 //! wall seconds, events/s and bottleneck packets per wall-second of the run, and the
-//! per-flow state bytes; then the per-ACK cost of each registered congestion control
-//! on the test kit (only when no names are given).
+//! per-flow state bytes. The standard rows run first with their own profile
+//! (`linux-2.6`) and then with the current `linux` profile (RACK-TLP, PRR, D-SACK,
+//! Linux RTT estimator) to show what those cost; then the per-ACK cost of each
+//! registered congestion control on the test kit (only when no names are given).
 
 use std::time::Instant;
 use tcplab_core::{bench, cc, sim};
@@ -16,7 +18,13 @@ fn main() {
             eprintln!("{e}");
             std::process::exit(2);
         }
-        let sc = bench::scenario(name).unwrap();
+    }
+    let mut runs: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), bench::BENCH_PROFILE)).collect();
+    if standard {
+        runs.extend(names.iter().map(|n| (n.as_str(), "linux")));
+    }
+    for (name, profile) in runs {
+        let sc = bench::scenario_with_profile(name, profile).unwrap();
         let t0 = Instant::now();
         let sim = sim::Simulation::new(&sc, 1).expect("benchmark scenario builds");
         let setup = t0.elapsed().as_secs_f64();
@@ -25,7 +33,7 @@ fn main() {
         let r = sim.run();
         let run = t1.elapsed().as_secs_f64();
         println!(
-            "{{\"scenario\": \"{name}\", \"wall_s\": {:.4}, \"setup_s\": {setup:.4}, \"sim_s\": {:.1}, \"events\": {}, \"events_per_s\": {:.0}, \"bottleneck_pkts\": {}, \"bottleneck_pkts_per_s\": {:.0}, \"drops\": {}, \"bytes_per_flow\": {:.0}, \"bytes_per_idle_flow\": {idle_bytes:.0}}}",
+            "{{\"scenario\": \"{name}\", \"profile\": \"{profile}\", \"wall_s\": {:.4}, \"setup_s\": {setup:.4}, \"sim_s\": {:.1}, \"events\": {}, \"events_per_s\": {:.0}, \"bottleneck_pkts\": {}, \"bottleneck_pkts_per_s\": {:.0}, \"drops\": {}, \"bytes_per_flow\": {:.0}, \"bytes_per_idle_flow\": {idle_bytes:.0}}}",
             setup + run,
             r.meta.sim_end_s,
             r.meta.events,

@@ -1,9 +1,13 @@
 //! Everything selectable by name, described for `tcplab list` and the scenario docs:
 //! congestion controls with their parameters, TCP profiles with their knobs, queue
-//! disciplines and error models. The Python front end reads this instead of keeping
+//! disciplines (with the default parameters of those that have defaults for all of
+//! them, times in ns) and error models. The Python front end reads this instead of keeping
 //! its own copy.
 
 use crate::cc;
+use crate::net::queue::codel::CodelParams;
+use crate::net::queue::fq_codel::FqCodelParams;
+use crate::net::queue::pie::PieParams;
 use crate::tcp::config::{profile_description, TcpConfig, TcpSpec, PROFILES};
 use serde_json::{json, Value};
 
@@ -26,6 +30,12 @@ pub fn registry() -> Value {
         "queues": [
             {"name": "drop_tail", "summary": "FIFO tail drop: slot (packets), byte_strict or byte_loose (bytes) semantics", "reference": "seed 003 (Stewart et al.)"},
             {"name": "red", "summary": "RED with ns-2 semantics: byte mode, idle decay, gentle, wait, count-based p_a", "reference": "Floyd & Jacobson 1993; ns-2 queue/red.cc"},
+            {"name": "codel", "summary": "CoDel: drop (or ECN-mark) at dequeue once the sojourn time stays above target for an interval; control law interval/sqrt(count)", "reference": "RFC 8289; Linux sch_codel",
+             "defaults": CodelParams::default()},
+            {"name": "fq_codel", "summary": "FQ-CoDel: seeded flow hashing into DRR queues (new/old lists), CoDel per queue, fattest-flow drop when full; ECN on", "reference": "RFC 8290; Linux sch_fq_codel",
+             "defaults": FqCodelParams::default()},
+            {"name": "pie", "summary": "PIE: drop probability from a PI controller on queueing delay every tupdate, burst allowance, de-randomised drops", "reference": "RFC 8033; Linux sch_pie",
+             "defaults": PieParams::default()},
         ],
         "link_presets": link_presets(),
         "macs": [
@@ -85,4 +95,24 @@ pub fn resolve_tcp_json(spec: &str) -> Result<String, String> {
     let spec: TcpSpec = serde_json::from_str(spec).map_err(|e| format!("tcp: {e}"))?;
     let cfg = spec.resolve()?;
     serde_json::to_string(&cfg).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_queue_kind_is_listed_and_defaults_build() {
+        let reg = registry();
+        let names: Vec<&str> = reg["queues"].as_array().unwrap().iter().map(|q| q["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["drop_tail", "red", "codel", "fq_codel", "pie"]);
+        for q in reg["queues"].as_array().unwrap() {
+            if let Some(d) = q.get("defaults") {
+                let mut cfg = d.clone();
+                cfg["kind"] = q["name"].clone();
+                let qc: crate::net::queue::QueueConfig = serde_json::from_value(cfg).unwrap();
+                assert!(qc.build(0).is_ok(), "{}", q["name"]);
+            }
+        }
+    }
 }

@@ -7,7 +7,14 @@ mod common;
 use common::*;
 use serde_json::json;
 
+/// The classic profiles and linux-2.6 (the linux profile before issue 14) with RED,
+/// Bernoulli loss and a UDP stream: its digest is unchanged since before PRR, RACK-TLP,
+/// ECN and the AQMs were added, which they must not disturb when off.
 fn mixed_scenario() -> tcplab_core::scenario::Scenario {
+    mixed_scenario_with("linux-2.6")
+}
+
+fn mixed_scenario_with(third_profile: &str) -> tcplab_core::scenario::Scenario {
     let mut topo = dumbbell(3, 5_000_000, 25, 30, 2);
     topo["bottleneck"]["error"] = json!({"kind": "bernoulli", "per": 0.01});
     topo["bottleneck"]["queue"] = json!({"kind": "red", "limit": {"packets": 60},
@@ -18,7 +25,7 @@ fn mixed_scenario() -> tcplab_core::scenario::Scenario {
         vec![
             tcp_flow("s0", "d0", Some(500_000), json!({"profile": "ns2-sack"})),
             tcp_flow("s1", "d1", Some(300_000), json!({"profile": "reference"})),
-            tcp_flow("s2", "d2", None, json!({"profile": "linux"})),
+            tcp_flow("s2", "d2", None, json!({"profile": third_profile})),
             json!({"kind": "udp", "src": "s2", "dst": "d2", "packet_bytes": 186, "stop": 5 * S,
                    "interval": {"dist": "normal", "mean": 20 * MS, "sigma": MS}}),
         ],
@@ -46,3 +53,14 @@ fn golden_digest() {
 }
 
 const GOLDEN: &str = "eb9a291438f493b6";
+
+/// The same scenario with the current `linux` profile (RACK-TLP, PRR, D-SACK, the
+/// Linux RTT estimator) for the third flow.
+#[test]
+fn golden_digest_linux() {
+    let r = run(&mixed_scenario_with("linux"), 42);
+    eprintln!("linux digest {} events {}", r.meta.digest, r.meta.events);
+    assert_eq!(r.meta.digest, GOLDEN_LINUX, "trace digest changed: if intended, update GOLDEN_LINUX and say why in the commit");
+}
+
+const GOLDEN_LINUX: &str = "12629dd7e96076b3";

@@ -97,7 +97,10 @@ fn offered_load_is_met_and_arrivals_are_poisson() {
     //   W = 15 000 + 11 x 40 = 15 440 B on the wire per response;
     //   batch rate = 0.5 x 20e6 / (8 x 5 x 15 440) = 16.192 /s, over 200 s: 3238.3.
     let stop: f64 = 200.0;
-    let mut f = rpc("s0", "d0", json!({"process": "poisson", "load": 0.5}), json!({"profile": "linux"}));
+    // linux-2.6: the exact byte accounting below assumes no retransmission at all; the
+    // kernel 6.x profile's Tail Loss Probe sends a few spurious probes when batches
+    // overlap and queueing delay outgrows the probe timeout (3 of 15,850 here).
+    let mut f = rpc("s0", "d0", json!({"process": "poisson", "load": 0.5}), json!({"profile": "linux-2.6"}));
     f["batch"] = json!(5);
     f["stop"] = json!((stop * 1e9) as u64);
     let sc = scenario(dumbbell(1, 20_000_000, 150, 500, 0), vec![f], json!({}));

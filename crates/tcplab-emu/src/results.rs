@@ -91,6 +91,10 @@ pub fn assemble(plan: &Plan, eng: &Engine<'_>, flows: Vec<FlowOutcome>, f: &RunF
                 t.syn_retransmits.push(w.syns.saturating_sub(1) as u64);
                 t.spurious_syn_rtos.push(0);
                 t.frto_spurious.push(0);
+                // No CE marks reach a flow: the clocked link refuses ECN-marking queues.
+                t.ecn_reductions.push(0);
+                // TCP_INFO does not count tail loss probes (only the netns-wide TCPLossProbes).
+                t.tlp_probes.push(0);
                 t.final_cwnd_bytes.push(info.snd_cwnd as u64 * info.snd_mss as u64);
                 // The kernel reports an ssthresh never set as TCP_INFINITE_SSTHRESH (0x7fffffff).
                 t.final_ssthresh_bytes.push(
@@ -152,6 +156,7 @@ pub fn assemble(plan: &Plan, eng: &Engine<'_>, flows: Vec<FlowOutcome>, f: &RunF
         q.drops_early.push(l.stats.drops[DropCause::Early as usize]);
         q.drops_forced.push(l.stats.drops[DropCause::Forced as usize]);
         q.drops_corruption.push(l.stats.drops[DropCause::Corruption as usize]);
+        q.ce_marks.push(l.stats.ce_marks);
         let t_ns = f.end_ns.max(1) as f64;
         q.occ_mean_pkts.push(l.stats.occ_pkt_ns as f64 / t_ns);
         q.occ_max_pkts.push(l.stats.occ_max_pkts);
@@ -248,7 +253,7 @@ pub fn assemble(plan: &Plan, eng: &Engine<'_>, flows: Vec<FlowOutcome>, f: &RunF
         "unroutable_pkts": eng.unroutable,
         "host_drops": eng.host_drops,
         "mtu": plan.mtu,
-        "unknown_columns": ["flows.fast_retransmits", "flows.spurious_rtos", "flows.spurious_syn_rtos", "flows.frto_spurious"],
+        "unknown_columns": ["flows.fast_retransmits", "flows.spurious_rtos", "flows.spurious_syn_rtos", "flows.frto_spurious", "flows.tlp_probes"],
     });
     doc
 }

@@ -21,10 +21,10 @@ from pydantic import Field, model_validator
 from tcplab import registry, units
 from tcplab.scenario.base import Model, fld
 from tcplab.scenario.errors import ScenarioError, near
-from tcplab.scenario.quantities import Choice, Limit, Rate, Size, StrList, Time, TimeList
+from tcplab.scenario.quantities import Choice, Limit, Packets, Rate, Size, StrList, Time, TimeList
 
 __all__ = [
-    "DropTail", "Red", "Bernoulli", "Markov", "QueueSpec", "ErrorSpec", "Dama", "MacSpec", "SlacpChannel", "Slacp",
+    "DropTail", "Red", "Codel", "FqCodel", "Pie", "Bernoulli", "Markov", "QueueSpec", "ErrorSpec", "Dama", "MacSpec", "SlacpChannel", "Slacp",
     "LinkLayerSpec", "Link", "Access", "Dumbbell", "GraphLink", "Graph", "Topology", "short_list",
 ]
 
@@ -119,6 +119,8 @@ class Red(Model):
     gentle: bool = fld(True, "Gentle RED: p rises from max_p to 1 between max_th and 2 max_th.")
     wait: bool = fld(True, "Wait between drops (ns-2 `wait_`).")
     idle_integer_m: bool = fld(False, "Truncate the idle count m to an integer, as ns-2 does.")
+    ecn: bool = fld(False, "Mark ECN-capable packets CE instead of early (and forced) drops (RFC 3168 §5); "
+                           "with max_p = 1 and min_th = max_th this is DCTCP's step marking at K (RFC 8257 §3.1).")
 
     @model_validator(mode="after")
     def _thresholds_are_ordered(self) -> "Red":
@@ -134,14 +136,106 @@ class Red(Model):
             "idle_pktsize": self.idle_pktsize, "q_weight": self.q_weight, "max_p": self.max_p,
             "gentle": self.gentle, "wait": self.wait, "idle_integer_m": self.idle_integer_m,
         }
+        if self.ecn:  # only when set: the resolved form (and run keys) of classic RED stay as they were
+            core["ecn"] = True
         for name in ("min_th", "max_th"):
             value = getattr(self, name)
             core[name] = None if value is None else float(value)
         return core
 
 
+_MS = 1_000_000
+
+
+class Codel(Model):
+    """CoDel (``kind = "codel"``; RFC 8289), with Linux ``tc qdisc codel`` defaults.
+
+    Example:
+        >>> Codel().to_core()
+        {'kind': 'codel', 'limit': 1000, 'target': 5000000, 'interval': 100000000, 'ecn': False, 'ce_threshold': None, 'mtu': 1514}
+        >>> Codel(target="2ms", ecn=True).to_core()["target"]
+        2000000
+    """
+
+    kind: Literal["codel"] = "codel"
+    limit: Packets = fld(1000, "Queue limit; arrivals beyond it are tail-dropped (Linux default).", ge=1)
+    target: Time = fld(5 * _MS, "Acceptable standing sojourn time (RFC 8289 §4.4).", ge=1)
+    interval: Time = fld(100 * _MS, "Window the sojourn time must stay above target before CoDel drops, and the "
+                                    "base of its control law interval/sqrt(count) (RFC 8289 §4.3).", ge=1)
+    ecn: bool = fld(False, "Mark ECN-capable packets CE instead of dropping them (Linux default off).")
+    ce_threshold: Optional[Time] = fld(None, "Mark ECN-capable packets CE whenever their sojourn exceeds this "
+                                             "(Linux `ce_threshold`).", default_doc="off")
+    mtu: Size = fld(1514, "No drop while the backlog is at most this (RFC 8289 MAXPACKET; Linux `psched_mtu`).",
+                    ge=1)
+
+    def to_core(self) -> dict[str, Any]:
+        """The core's ``QueueConfig::Codel`` (``net/queue/codel.rs``)."""
+        return {"kind": self.kind, "limit": self.limit, "target": self.target, "interval": self.interval,
+                "ecn": self.ecn, "ce_threshold": self.ce_threshold, "mtu": self.mtu}
+
+
+class FqCodel(Model):
+    """FQ-CoDel (``kind = "fq_codel"``; RFC 8290), with Linux ``tc qdisc fq_codel`` defaults.
+
+    Flows are hashed into ``flows`` queues with a hash keyed by the run seed (so a run
+    is reproducible), served by deficit round robin with new/old flow lists, each
+    queue under its own CoDel.
+
+    Example:
+        >>> core = FqCodel(flows=64).to_core()
+        >>> core["kind"], core["limit"], core["flows"], core["quantum"], core["ecn"]
+        ('fq_codel', 10240, 64, 1514, True)
+    """
+
+    kind: Literal["fq_codel"] = "fq_codel"
+    limit: Packets = fld(10240, "Packets in the whole qdisc before the fattest flow is trimmed (Linux default).",
+                         ge=1)
+    flows: int = fld(1024, "Number of flow queues (hash buckets).", ge=1, le=65536)
+    quantum: Size = fld(1514, "DRR quantum (Linux `psched_mtu`; Linux minimum 256 B).", ge=256)
+    target: Time = fld(5 * _MS, "CoDel target sojourn time per queue (RFC 8290 §5.2.3).", ge=1)
+    interval: Time = fld(100 * _MS, "CoDel interval per queue (RFC 8290 §5.2.3).", ge=1)
+    ecn: bool = fld(True, "Mark ECN-capable packets CE instead of dropping (Linux default on).")
+    ce_threshold: Optional[Time] = fld(None, "Mark ECN-capable packets whose sojourn exceeds this "
+                                             "(Linux `ce_threshold`).", default_doc="off")
+    drop_batch_size: int = fld(64, "Most packets dropped from the fattest flow per overflow (Linux default).", ge=1)
+    mtu: Size = fld(1514, "CoDel never drops while the qdisc holds at most this (Linux `psched_mtu`).", ge=1)
+
+    def to_core(self) -> dict[str, Any]:
+        """The core's ``QueueConfig::FqCodel`` (``net/queue/fq_codel.rs``)."""
+        return {"kind": self.kind, "limit": self.limit, "flows": self.flows, "quantum": self.quantum,
+                "target": self.target, "interval": self.interval, "ecn": self.ecn,
+                "ce_threshold": self.ce_threshold, "drop_batch_size": self.drop_batch_size, "mtu": self.mtu}
+
+
+class Pie(Model):
+    """PIE (``kind = "pie"``; RFC 8033), with Linux ``tc qdisc pie`` defaults.
+
+    Example:
+        >>> core = Pie().to_core()
+        >>> core["target"], core["tupdate"], core["alpha"], core["beta"]
+        (15000000, 15000000, 0.125, 1.25)
+    """
+
+    kind: Literal["pie"] = "pie"
+    limit: Packets = fld(1000, "Queue limit; arrivals beyond it are tail-dropped (Linux default).", ge=1)
+    target: Time = fld(15 * _MS, "Target queueing delay (RFC 8033 QDELAY_REF).", ge=1)
+    tupdate: Time = fld(15 * _MS, "Interval between drop-probability updates (RFC 8033 T_UPDATE).", ge=1)
+    alpha: float = fld(0.125, "Weight of the delay error, Hz (RFC 8033; Linux alpha 2 = 2/16).", ge=0.0, le=2.0)
+    beta: float = fld(1.25, "Weight of the delay trend, Hz (RFC 8033; Linux beta 20 = 20/16).", ge=0.0, le=2.0)
+    ecn: bool = fld(False, "Mark ECN-capable packets CE instead of dropping while p <= 10% (Linux default off).")
+    bytemode: bool = fld(False, "Scale the drop probability by packet size / MTU (Linux default off).")
+    dq_rate_estimator: bool = fld(False, "Estimate the delay from the departure rate (Little's law) instead of "
+                                         "packet timestamps (Linux default off since 5.1).")
+
+    def to_core(self) -> dict[str, Any]:
+        """The core's ``QueueConfig::Pie`` (``net/queue/pie.rs``)."""
+        return {"kind": self.kind, "limit": self.limit, "target": self.target, "tupdate": self.tupdate,
+                "alpha": self.alpha, "beta": self.beta, "ecn": self.ecn, "bytemode": self.bytemode,
+                "dq_rate_estimator": self.dq_rate_estimator}
+
+
 #: A queue: a table tagged by ``kind``.
-QueueSpec = Annotated[Union[DropTail, Red], Field(discriminator="kind")]
+QueueSpec = Annotated[Union[DropTail, Red, Codel, FqCodel, Pie], Field(discriminator="kind")]
 
 # --------------------------------------------------------------------------------------
 # Error models

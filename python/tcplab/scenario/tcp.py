@@ -47,6 +47,13 @@ TCP_KINDS: dict[str, str] = {
     "cbi_ssthresh_reuse": "bool",
     "fin_ignores_cwnd": "bool",
     "timestamps": "bool",
+    "ecn": "bool",
+    "prr": "str",
+    "rack": "bool",
+    "tlp": "bool",
+    "dsack": "bool",
+    "rtt_estimator": "str",
+    "ssthresh_from_cwnd": "bool",
 }
 
 
@@ -118,6 +125,25 @@ class TcpOptions(Model):
     timestamps: Optional[bool] = _knob(
         "timestamps", "Timestamp option (RFC 7323): an RTT sample per ACK and Eifel undo of spurious timeouts "
                       "(RFC 3522); add its 12 B to header_bytes.")
+    ecn: Optional[bool] = _knob(
+        "ecn", "Request ECN on the SYN (RFC 3168 §6.1.1; Linux `tcp_ecn = 1`): ECT(0) on data, one window "
+               "reduction per round trip on ECN-Echo. Receivers always accept (Linux `tcp_ecn = 2`); an ECN "
+               "congestion control (dctcp) requests it regardless.")
+    prr: Optional[Annotated[str, Choice(lambda: ["off", "crb", "ssrb", "linux"])]] = _knob(
+        "prr", "Proportional Rate Reduction in SACK fast recovery and CWR (RFC 6937): `crb` / `ssrb` its two "
+               "reduction bounds, `linux` Linux `tcp_cwnd_reduction` (RFC 9937); `off`: cwnd = ssthresh at once.")
+    rack: Optional[bool] = _knob(
+        "rack", "RACK time-based loss detection (RFC 8985 §6; Linux `tcp_recovery = 1`); needs SACK.")
+    tlp: Optional[bool] = _knob("tlp", "Tail Loss Probe (RFC 8985 §7; Linux `tcp_early_retrans = 3`); needs SACK.")
+    dsack: Optional[bool] = _knob("dsack", "Receiver reports duplicate segments with D-SACK (RFC 2883; Linux "
+                                           "`tcp_dsack = 1`); RACK widens its reordering window on them.")
+    rtt_estimator: Optional[Annotated[str, Choice(lambda: ["rfc6298", "linux"])]] = _knob(
+        "rtt_estimator", "`rfc6298`: one timed segment per round trip, RTO >= min_rto; `linux`: "
+                         "`tcp_rtt_estimator` (every ACK, mdev/mdev_max/rttvar, RTO = SRTT + 4 RTTVAR with that "
+                         "term >= min_rto).")
+    ssthresh_from_cwnd: Optional[bool] = _knob(
+        "ssthresh_from_cwnd", "Loss and ECN reductions start from cwnd (Linux `tcp_reno_ssthresh` = cwnd/2) "
+                              "instead of FlightSize (RFC 5681 §3.1 eq. 4).")
 
     def to_core(self) -> dict[str, Any]:
         """The core's ``TcpSpec``, with only the fields that are set."""

@@ -29,8 +29,10 @@ constant here, and ``docs/studies/home-gateway.md`` explains each):
   transmission time has elapsed (``ready_event``/``move_pkt`` in ip_dummynet.c).
 - **Fine sweep.** FB-loose and FB-strict, 52 500..67 500 B in 30 B steps, and PS
   35..45 packets (the same nominal sizes), on ADSL1 at 100 ms.
-- **TCP** (:data:`VARIANTS`): NewReno = profile ``linux`` with ``sack = false`` and
-  ``reno``; CUBIC = profile ``linux`` with ``cubic``.
+- **TCP** (:data:`VARIANTS`): NewReno = profile ``linux-2.6`` with ``sack = false`` and
+  ``reno``; CUBIC = profile ``linux-2.6`` with ``cubic``. The seed's testbed (2010) ran
+  2.6 kernels, before PRR (Linux 3.2) and RACK-TLP (4.4), which profile ``linux``
+  (kernel 6.x) now has.
 - **Replications.** Replication ``r`` runs with core seed ``seed + r`` for both TCP
   variants and every queue: the voice departures are the same draws (common random
   numbers), so NewReno and CUBIC, and the three semantics, are compared run by run.
@@ -40,7 +42,7 @@ this module holds the set-up, the analysis and the findings (:class:`Definition`
 
 Example:
     >>> [(v.name, v.cc, v.tcp) for v in VARIANTS]
-    [('newreno', {'name': 'reno'}, {'profile': 'linux', 'sack': False}), ('cubic', {'name': 'cubic'}, {'profile': 'linux', 'sack': True})]
+    [('newreno', {'name': 'reno'}, {'profile': 'linux-2.6', 'sack': False}), ('cubic', {'name': 'cubic'}, {'profile': 'linux-2.6', 'sack': True})]
     >>> p = StudyParams(reps=2)
     >>> p.ps_sizes()[:3], p.fb_sizes()[:3], len(p.fine_sizes())
     ([7, 12, 17], [10000, 20000, 30000], 501)
@@ -102,7 +104,7 @@ SCENARIO_DIR = Path(__file__).resolve().parents[3] / "examples" / "home-gateway"
 LINKS = ("adsl1", "adsl2")
 LINK_LABELS = {"adsl1": "ADSL1", "adsl2": "ADSL2"}
 NS_PER_S = 1_000_000_000
-#: The TCP packet: MSS 1460 B + 40 B of headers (profile ``linux``).
+#: The TCP packet: MSS 1460 B + 40 B of headers (profile ``linux-2.6``).
 PACKET_BYTES = 1500
 VOICE_BYTES = 186
 SEMANTICS = ("slot", "byte_strict", "byte_loose")
@@ -132,8 +134,8 @@ class Variant:
 
 #: NewReno as the seed's FreeBSD hosts ran it (no SACK, RFC 6582 recovery), and Linux CUBIC.
 VARIANTS: tuple[Variant, ...] = (
-    Variant("newreno", "NewReno", {"name": "reno"}, {"profile": "linux", "sack": False}),
-    Variant("cubic", "CUBIC", {"name": "cubic"}, {"profile": "linux", "sack": True}),
+    Variant("newreno", "NewReno", {"name": "reno"}, {"profile": "linux-2.6", "sack": False}),
+    Variant("cubic", "CUBIC", {"name": "cubic"}, {"profile": "linux-2.6", "sack": True}),
 )
 _VARIANT = {v.name: v for v in VARIANTS}
 
@@ -291,7 +293,7 @@ def configure(doc: dict[str, Any], rtt_ms: float, semantic: str, limit: int, var
         >>> d["topology"]["bottleneck"]["delay"], d["topology"]["bottleneck_reverse"]["queue"]
         ('12ms', {'kind': 'drop_tail', 'limit': '7pkt', 'semantics': 'slot', 'count_in_service': True})
         >>> d["cc"], d["tcp"], d["duration"], d["flows"][1]["stop"]
-        ({'name': 'cubic'}, {'profile': 'linux', 'sack': True}, '30s', '29s')
+        ({'name': 'cubic'}, {'profile': 'linux-2.6', 'sack': True}, '30s', '29s')
     """
     if semantic not in SEMANTICS:
         raise ValueError(f"unknown drop-tail semantic {semantic!r}; accepted: {', '.join(SEMANTICS)}")

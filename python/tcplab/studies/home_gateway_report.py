@@ -392,8 +392,9 @@ def _setup_html(params: S.StudyParams) -> str:
         "<code>home_gateway.scenario_toml(link, rtt_ms, semantic, limit, variant)</code> writes any configuration "
         "back as a file for <code>tcplab run</code>.</p>",
         "<h3>Links and bandwidth-delay products</h3>", R.table_html(pd.DataFrame(links)),
-        "<h3>TCP variants</h3><p>NewReno as the seed's FreeBSD hosts ran it: the <code>linux</code> profile with SACK "
-        "off (RFC 6582 recovery); CUBIC as Linux runs it. Everything else is the <code>linux</code> profile's "
+        "<h3>TCP variants</h3><p>NewReno as the seed's FreeBSD hosts ran it: the <code>linux-2.6</code> profile with SACK "
+        "off (RFC 6582 recovery); CUBIC as Linux runs it. The seed's 2.6 kernels had no PRR (Linux 3.2) or RACK-TLP "
+        "(4.4), so both use <code>linux-2.6</code>, the Linux profile without them. Everything else is that profile's "
         "(IW10, delayed ACKs every 2 segments or 40 ms, ABC, 6 MiB receive buffer).</p>", R.table_html(variants),
         "<h3>Drop-tail semantics</h3><p>Occupancy counts the packet in transmission, as dummynet does (it keeps a "
         "packet queued until its transmission time has elapsed).</p>", R.table_html(semantics),

@@ -25,7 +25,8 @@ What runs (``docs/studies/iw-testbed.md`` explains every choice the seed leaves 
   client* (clients 0 and 2 IW3, clients 1 and 3 IW10; the testbed set IW per route);
   single or 5 opens; loads 75 % / 97.5 % (64 kbit/s) and 72 % / 96 % (20 Mbit/s), the
   seed's pairs; SACK on or off; with or without the 2 background flows.
-- **TCP.** Profile ``linux``, CUBIC, the FIN quirk, and the seed's 2.6 kernels' initial
+- **TCP.** Profile ``linux-2.6`` (the seed's kernels predate PRR, Linux 3.2, and
+  RACK-TLP, 4.4, which profile ``linux`` now has), CUBIC, the FIN quirk, and the seed's 2.6 kernels' initial
   RTO (3 s) and timestamps (RTT per ACK, Eifel undo, 52 B headers, MSS 1448): set in
   the scenario files.
 - **Replications.** Replication ``r`` runs with core seed ``seed + r`` for every IW

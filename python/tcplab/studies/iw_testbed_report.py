@@ -235,7 +235,7 @@ def _setup_html(params: Any) -> str:
         "a 200 B request and a 15 kB response over a new connection each, Poisson arrivals at the offered load "
         "(rate = load × C / (8 × opens × W), W = 15 000 + 11 × 52 = 15 572 B on the wire), split over the 4 clients. "
         "IW3, IW10 or the 50/50 mix per client (clients 0 and 2 IW3, 1 and 3 IW10); single or 5 simultaneous opens; "
-        "SACK on or off; with or without two long-lived CUBIC flows. TCP: profile <code>linux</code>, CUBIC, the FIN "
+        "SACK on or off; with or without two long-lived CUBIC flows. TCP: profile <code>linux-2.6</code> (no PRR or RACK-TLP, as in 2.6 kernels), CUBIC, the FIN "
         "quirk, and the 2.6 kernels' initial RTO of 3 s and timestamps (per-ACK RTT, Eifel undo, 52 B headers). "
         "Scenario files: <code>examples/iw-testbed/</code>; choices and deviations: "
         "<code>docs/studies/iw-testbed.md</code>.</p>"

@@ -125,8 +125,16 @@ impl RpcApp {
         seed: u64,
     ) -> Result<RpcApp, String> {
         let cfg = spec.tcp.resolve().map_err(|e| format!("{ctx}: {e}"))?;
-        cc::build(&spec.cc, &Window::new(cfg.mss as u64, u64::MAX, cfg.mss, true, 2))
+        let probe = cc::build(&spec.cc, &Window::new(cfg.mss as u64, u64::MAX, cfg.mss, true, 2))
             .map_err(|e| format!("{ctx}.cc: {e}"))?;
+        // A transaction's endpoints do not negotiate ECN (the passive server side and
+        // the receivers' CE echo are not wired); refuse rather than ignore the marks.
+        if cfg.ecn || probe.needs_ecn() {
+            return Err(format!(
+                "{ctx}: ECN (tcp.ecn = true, or an ECN congestion control such as dctcp) is not supported for \
+                 rpc applications yet; accepted: tcp.ecn = false with a loss-based congestion control"
+            ));
+        }
         spec.request.validate(&format!("{ctx}.request"))?;
         spec.response.validate(&format!("{ctx}.response"))?;
         if spec.batch == 0 {
@@ -352,6 +360,10 @@ impl Transaction {
             }
             (Side::Client, TimerKind::Pacing) => self.client_tx.on_pacing_timer(gen, now, tx),
             (Side::Server, TimerKind::Pacing) => self.server_tx.on_pacing_timer(gen, now, tx),
+            (Side::Client, TimerKind::LossProbe) => self.client_tx.on_loss_probe_timer(gen, now, tx),
+            (Side::Server, TimerKind::LossProbe) => self.server_tx.on_loss_probe_timer(gen, now, tx),
+            (Side::Client, TimerKind::Reorder) => self.client_tx.on_reorder_timer(gen, now, tx),
+            (Side::Server, TimerKind::Reorder) => self.server_tx.on_reorder_timer(gen, now, tx),
         }
     }
 

@@ -478,6 +478,8 @@ impl CongestionControl for Bbr {
                 self.full_bw = 0.0;
                 self.round_start = true;
             }
+            // ECN's window reduction: BBR v1 does not react to ECN (Linux tcp_bbr).
+            CaState::Cwr => {}
             CaState::Open => {
                 // Leaving recovery: restore the cwnd saved when it began.
                 w.cwnd = w.cwnd.max(self.prior_cwnd).max(self.min_cwnd());

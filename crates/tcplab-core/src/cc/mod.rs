@@ -13,7 +13,12 @@
 //! - `on_rto`: the retransmission timer fired (ssthresh is then set from
 //!   `ssthresh_after_loss` by the sender, per RFC 5681 §3.1 eq. 4);
 //! - `on_packet_sent`, `on_state_change`, `on_rtt_sample`, `on_rate_sample`,
-//!   `undo` (an earlier reduction was spurious), `pacing_rate`, `trace`.
+//!   `undo` (an earlier reduction was spurious), `pacing_rate`, `trace`;
+//! - ECN (RFC 3168): `ssthresh_after_ece` (the reduction on an ECN-Echo, by default
+//!   the loss reduction, as Linux calls the same `ssthresh` for both), `needs_ecn`
+//!   (Linux `TCP_CONG_NEEDS_ECN`: the connection negotiates ECN whatever the knob
+//!   says, and the receiver echoes CE per packet, RFC 8257 §3.2), and `on_ecn_ack`
+//!   (every ACK with its delivered bytes and ECE flag, Linux `in_ack_event`).
 //!
 //! Windows are in bytes. Growth can be counted per ACK (`cwnd += MSS*MSS/cwnd`, ns-2)
 //! or by bytes acked (RFC 3465 Appropriate Byte Counting, Linux-like); the sender's
@@ -25,6 +30,7 @@ pub mod bbr;
 pub mod bic;
 pub mod compound;
 pub mod cubic;
+pub mod dctcp;
 pub mod highspeed;
 pub mod htcp;
 pub mod illinois;
@@ -90,6 +96,19 @@ pub struct AckInfo {
     pub cwnd_limited: bool,
 }
 
+/// What every ACK tells an ECN-aware congestion control (DCTCP).
+#[derive(Clone, Copy, Debug)]
+pub struct EcnAckInfo {
+    /// Bytes newly delivered (cumulatively acked or SACKed) by this ACK.
+    pub delivered: u64,
+    /// The ACK carried ECN-Echo on an ECN-capable connection.
+    pub ece: bool,
+    /// snd_una after this ACK.
+    pub snd_una: u64,
+    /// The highest sequence number sent so far (Linux `snd_nxt`).
+    pub snd_nxt: u64,
+}
+
 /// A delivery-rate sample (draft-cheng-iccrg-delivery-rate-estimation; Linux
 /// `tcp_rate.c`).
 #[derive(Clone, Copy, Debug, Default)]
@@ -132,6 +151,9 @@ pub enum CaState {
     Recovery,
     /// After a retransmission timeout, until the recovery point is acked.
     Loss,
+    /// Congestion Window Reduced after an ECN-Echo (RFC 3168 §6.1.2, Linux
+    /// `TCP_CA_CWR`), until the data outstanding at the reduction is acked.
+    Cwr,
 }
 
 impl CaState {
@@ -140,6 +162,7 @@ impl CaState {
             CaState::Open => 0,
             CaState::Recovery => 1,
             CaState::Loss => 2,
+            CaState::Cwr => 3,
         }
     }
 }
@@ -174,6 +197,17 @@ pub trait CongestionControl: Send {
     fn pacing_rate(&self) -> Option<Rate> {
         None
     }
+    /// The ssthresh after an ECN-Echo, bytes (RFC 3168 §6.1.2). Default: the loss
+    /// reduction.
+    fn ssthresh_after_ece(&self, w: &Window, in_flight: u64) -> u64 {
+        self.ssthresh_after_loss(w, in_flight)
+    }
+    /// The algorithm needs ECN with per-packet CE echo (DCTCP, RFC 8257 §3.2).
+    fn needs_ecn(&self) -> bool {
+        false
+    }
+    /// Every ACK of an established connection (Linux `in_ack_event`).
+    fn on_ecn_ack(&mut self, _ack: &EcnAckInfo) {}
     /// Internal variables for traces (e.g. `w_max`, `k`).
     fn trace(&self) -> Vec<(&'static str, f64)> {
         Vec::new()
@@ -388,6 +422,7 @@ pub fn registry() -> &'static [CcEntry] {
         vegas::ENTRY,
         illinois::ENTRY,
         bbr::ENTRY,
+        dctcp::ENTRY,
     ]
 }
 

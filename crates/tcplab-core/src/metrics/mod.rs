@@ -63,6 +63,10 @@ pub struct FlowTable {
     pub spurious_syn_rtos: Vec<u64>,
     /// Spurious RTOs detected by F-RTO at the sender.
     pub frto_spurious: Vec<u64>,
+    /// Window reductions in response to ECN-Echo (RFC 3168 CWR episodes).
+    pub ecn_reductions: Vec<u64>,
+    /// Tail loss probes sent (RFC 8985 §7).
+    pub tlp_probes: Vec<u64>,
     pub final_cwnd_bytes: Vec<u64>,
     /// ssthresh at the end of the run; `None` while it was never set (unbounded).
     /// RFC 2140 temporal sharing caches this value for the next connection.
@@ -182,6 +186,8 @@ pub struct QueueTable {
     pub drops_early: Vec<u64>,
     pub drops_forced: Vec<u64>,
     pub drops_corruption: Vec<u64>,
+    /// Packets marked CE (RFC 3168) by the queue instead of dropped.
+    pub ce_marks: Vec<u64>,
     /// Time-weighted mean occupancy over the window (waiting packets, not the one in
     /// service).
     pub occ_mean_pkts: Vec<f64>,

@@ -22,10 +22,14 @@
 //! packet to the real world at real time `r` for model time `t` therefore measures its
 //! own scheduling error as `r - t`.
 //!
-//! Later link models (AQMs need nothing: they are `QueueDisc`s inside `Link`; MACs such
-//! as DAMA and link layers such as SLACP) plug into the emulator by implementing this
-//! trait: an input port (`offer`), a next-event time and a `step` that reports what
-//! left the model.
+//! Later link models (MACs such as DAMA and link layers such as SLACP) plug into the
+//! emulator by implementing this trait: an input port (`offer`), a next-event time and
+//! a `step` that reports what left the model. AQMs are `QueueDisc`s inside `Link`:
+//! CoDel's head drops at dequeue (and any queued packet a discipline drops) leave
+//! through `step` as `Step::Lost` at the time of the drop. Two AQM features are not
+//! emulated and are refused when the link is built: flow hashing (FQ-CoDel; the
+//! emulator does not hand the queue a 5-tuple key) and ECN marking (it would have to
+//! rewrite the real packet's IP header).
 //!
 //! Deviation from `sim/mod.rs`: none intended; `tests::matches_the_simulator` runs the
 //! same arrivals through both and compares every counter.
@@ -33,7 +37,8 @@
 use super::error::ErrorModel;
 use super::link::Link;
 use super::packet::{LinkId, NodeId, PacketId, NO_FLOW};
-use super::queue::{DropCause, EnqueueCtx, QueueDisc, QueuedPacket, Verdict};
+use super::queue::{DequeueCtx, DropCause, QueueDisc, QueuedPacket, Verdict};
+use std::collections::VecDeque;
 use crate::rng::RngStream;
 use crate::scenario::{default_queue, LinkParams};
 use crate::time::{Rate, SimTime};
@@ -45,7 +50,8 @@ pub enum Step {
     Internal,
     /// The packet reached the far end of the link.
     Delivered(PacketId),
-    /// The packet was lost on the link (the error model; a queue's drops are `offer`'s).
+    /// The packet was lost on the link: the error model, or a discipline dropping a
+    /// packet it had queued (AQM). An arriving packet's drop is `offer`'s verdict.
     Lost(PacketId, DropCause),
 }
 
@@ -69,12 +75,14 @@ pub struct ClockedLink {
     link: Link,
     /// When the packet in service finishes serialization.
     tx_done: Option<SimTime>,
+    /// Queued packets the discipline dropped (AQM), reported by `step` in order.
+    lost: VecDeque<(SimTime, PacketId, DropCause)>,
 }
 
 impl ClockedLink {
     /// Wraps a built link.
     pub fn new(link: Link) -> Self {
-        ClockedLink { link, tx_done: None }
+        ClockedLink { link, tx_done: None, lost: VecDeque::new() }
     }
 
     /// Builds a link as `sim::Simulation::new` does: the default queue when none is
@@ -88,7 +96,14 @@ impl ClockedLink {
         }
         let mut qcfg = p.queue.clone().unwrap_or_else(default_queue);
         qcfg.set_link_rate(p.rate);
-        let queue = qcfg.build_for_link().map_err(|e| format!("link '{name}' queue: {e}"))?;
+        if qcfg.hashes_flows() || qcfg.marks_ecn() {
+            return Err(format!(
+                "link '{name}' queue: flow queuing (fq_codel) and ECN marking are not emulated yet (the emulator \
+                 gives the queue no 5-tuple key and does not rewrite IP ECN fields); accepted here: drop_tail, red, \
+                 codel and pie, without ecn"
+            ));
+        }
+        let queue = qcfg.build_for_link(0).map_err(|e| format!("link '{name}' queue: {e}"))?;
         let error: Option<Box<dyn ErrorModel>> = match &p.error {
             None => None,
             Some(e) => Some(
@@ -111,9 +126,21 @@ impl ClockedLink {
     }
 
     fn start_next(&mut self, now: SimTime) {
-        if let Some(q) = self.link.queue.dequeue(now) {
+        let mut ctx = DequeueCtx { now, dropped: &mut self.link.aqm_drops };
+        if let Some(q) = self.link.queue.dequeue(&mut ctx) {
             self.tx_done = Some(self.link.start_tx(q, now));
         }
+        self.take_aqm_drops(now);
+    }
+
+    /// Counts the packets the discipline just dropped and queues their `Step::Lost`.
+    fn take_aqm_drops(&mut self, now: SimTime) {
+        let mut drops = std::mem::take(&mut self.link.aqm_drops);
+        for (q, cause) in drops.drain(..) {
+            self.link.record_drop(cause);
+            self.lost.push_back((now, q.id, cause));
+        }
+        self.link.aqm_drops = drops;
     }
 }
 
@@ -121,8 +148,9 @@ impl LinkModel for ClockedLink {
     fn offer(&mut self, now: SimTime, pkt: PacketId, size: u32) -> Verdict {
         let link = &mut self.link;
         link.account(now);
-        let mut ctx = EnqueueCtx { now, in_service_bytes: link.in_service.map(|p| p.size), rng: &mut link.queue_rng };
-        let verdict = link.queue.enqueue(QueuedPacket { id: pkt, size, dst: 0, flow: NO_FLOW }, &mut ctx);
+        let mut queued = QueuedPacket::new(pkt, size);
+        queued.flow = NO_FLOW;
+        let verdict = link.enqueue(now, queued, 0);
         match verdict {
             Verdict::Dropped(cause) => link.record_drop(cause),
             Verdict::Enqueued => {
@@ -134,10 +162,14 @@ impl LinkModel for ClockedLink {
                 self.link.note_occupancy_max();
             }
         }
+        self.take_aqm_drops(now);
         verdict
     }
 
     fn next_event(&self) -> Option<SimTime> {
+        if let Some(&(t, _, _)) = self.lost.front() {
+            return Some(t);
+        }
         let arrival = self.link.pipe.front().map(|&(t, _)| t);
         match (self.tx_done, arrival) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -146,6 +178,10 @@ impl LinkModel for ClockedLink {
     }
 
     fn step(&mut self, now: SimTime) -> Option<(SimTime, Step)> {
+        // A drop already happened at its own time (at or before the caller's `now`).
+        if let Some((t, pkt, cause)) = self.lost.pop_front() {
+            return Some((t, Step::Lost(pkt, cause)));
+        }
         let arrival = self.link.pipe.front().map(|&(t, _)| t);
         match (self.tx_done, arrival) {
             (Some(t), a) if t <= now && a.is_none_or(|a| t <= a) => {
@@ -201,7 +237,7 @@ mod tests {
         let mut l = ClockedLink::build(0, "ab", 0, 1, p, seed).unwrap();
         let mut delivered = 0;
         let mut last = SimTime::ZERO;
-        let mut run_to = |l: &mut ClockedLink, now: SimTime, delivered: &mut u64, last: &mut SimTime| {
+        let run_to = |l: &mut ClockedLink, now: SimTime, delivered: &mut u64, last: &mut SimTime| {
             while let Some((t, s)) = l.step(now) {
                 assert!(t <= now && t >= *last, "events in time order");
                 *last = t;

@@ -53,6 +53,14 @@ impl<T> HeadDeque<T> {
     pub fn len(&self) -> usize {
         self.head.is_some() as usize + self.rest.len()
     }
+    /// The elements front to back.
+    pub fn iter(&self) -> impl Iterator<Item = &T> {
+        self.head.iter().chain(self.rest.iter())
+    }
+    /// The last element.
+    pub fn back(&self) -> Option<&T> {
+        self.rest.back().or(self.head.as_ref())
+    }
     /// Heap bytes held by the overflow buffer.
     pub fn heap_bytes(&self) -> usize {
         self.rest.capacity() * std::mem::size_of::<T>()
@@ -76,7 +84,8 @@ mod tests {
             } else {
                 assert_eq!(a.pop_front(), b.pop_front());
             }
-            assert_eq!((a.front(), a.len(), a.is_empty()), (b.front(), b.len(), b.is_empty()));
+            assert_eq!((a.front(), a.back(), a.len(), a.is_empty()), (b.front(), b.back(), b.len(), b.is_empty()));
+            assert!(a.iter().eq(b.iter()));
         }
     }
 }

@@ -29,7 +29,7 @@ use super::error::{ErrorModel, ErrorStats};
 use super::linklayer::{LinkLayer, LlStats};
 use super::mac::{Gate, Mac, MacStats};
 use super::packet::{LinkId, NodeId, PacketRef};
-use super::queue::{DropCause, Fifo, LinkQueue, QueueDisc, QueuedPacket};
+use super::queue::{DropCause, EnqueueCtx, Fifo, LinkQueue, QueueDisc, QueuedPacket, Verdict};
 use crate::rng::RngStream;
 use crate::time::{Rate, SimDuration, SimTime};
 use super::head_deque::HeadDeque;
@@ -53,6 +53,8 @@ pub struct LinkStats {
     /// Samples taken and samples with a non-empty queue (seed 001's metric).
     pub busy_samples: u64,
     pub nonempty_samples: u64,
+    /// Packets this link's queue marked CE (RFC 3168) instead of dropping.
+    pub ce_marks: u64,
 }
 
 pub struct Link {
@@ -95,6 +97,14 @@ pub struct Link {
     /// The MAC's and link layer's counts when the measurement window opened.
     mac_base: Option<MacStats>,
     ll_base: Option<LlStats>,
+    /// Packets the queue dropped other than an arriving one (AQM head drops), kept
+    /// between calls so that dropping allocates nothing.
+    pub aqm_drops: Vec<(QueuedPacket, DropCause)>,
+    /// What the queue needs from the link, so that drop-tail pays for none of it:
+    /// flow keys, draining `aqm_drops`, writing CE marks back.
+    pub hashes_flows: bool,
+    pub drops_queued: bool,
+    pub marks_ecn: bool,
 }
 
 impl Link {
@@ -137,6 +147,10 @@ impl Link {
             ack_link: id,
             mac_base: None,
             ll_base: None,
+            aqm_drops: Vec::with_capacity(64),
+            hashes_flows: false,
+            drops_queued: false,
+            marks_ecn: false,
         }
     }
 
@@ -219,6 +233,20 @@ impl Link {
             self.stats.occ_byte_ns += self.backlog_bytes() as u128 * dt as u128;
             self.stats.last_change = now;
         }
+    }
+
+    /// Offers `pkt` to the link's queue discipline at `now` (after [`Link::account`]).
+    /// `flow_key` stands for the packet's 5-tuple where the discipline hashes flows
+    /// (FQ-CoDel), else 0; packets an AQM drops from its queue land in `aqm_drops`.
+    pub fn enqueue(&mut self, now: SimTime, pkt: QueuedPacket, flow_key: u32) -> Verdict {
+        let mut ctx = EnqueueCtx {
+            now,
+            in_service_bytes: self.in_service.map(|p| p.size),
+            rng: &mut self.queue_rng,
+            flow_key,
+            dropped: &mut self.aqm_drops,
+        };
+        self.queue.enqueue(pkt, &mut ctx)
     }
 
     pub fn note_occupancy_max(&mut self) {

@@ -35,6 +35,27 @@ pub struct PacketRef {
     pub size: u32,
     pub dst: NodeId,
     pub flow: FlowId,
+    /// The IP ECN field as the packet entered the current hop's queue; a queue that
+    /// marks sets it to CE and the link writes that back into the pooled packet.
+    pub ecn: Ecn,
+}
+
+impl PacketRef {
+    /// A Not-ECT packet of `size` bytes, to node 0, of flow 0: what queue tests offer.
+    pub fn new(id: PacketId, size: u32) -> Self {
+        PacketRef { id, size, dst: 0, flow: 0, ecn: Ecn::NotEct }
+    }
+
+    /// RFC 3168 §5: marks CE if the packet is ECN-capable (ECT(0), ECT(1) or already
+    /// CE) and returns whether it is now CE; a Not-ECT packet must be dropped instead.
+    /// Linux `INET_ECN_set_ce`.
+    pub fn try_mark_ce(&mut self) -> bool {
+        if self.ecn == Ecn::NotEct {
+            return false;
+        }
+        self.ecn = Ecn::Ce;
+        true
+    }
 }
 
 /// A SACK block [start, end) in sequence space (RFC 2018 §3).
@@ -50,6 +71,25 @@ pub const MAX_SACK_BLOCKS: usize = 4;
 pub const FLAG_SYN: u8 = 0x01;
 pub const FLAG_ACK: u8 = 0x02;
 pub const FLAG_FIN: u8 = 0x04;
+/// ECN-Echo (RFC 3168 §6.1): on an ACK, "a CE packet was received"; on a SYN,
+/// together with CWR, "I want ECN".
+pub const FLAG_ECE: u8 = 0x08;
+/// Congestion Window Reduced (RFC 3168 §6.1.2): the sender has reduced its window.
+pub const FLAG_CWR: u8 = 0x10;
+
+/// The ECN field of the IP header (RFC 3168 §5).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Ecn {
+    /// 00: the transport is not ECN-capable; an AQM must drop, not mark.
+    #[default]
+    NotEct,
+    /// 01: ECN-capable transport, codepoint ECT(1) (L4S, RFC 9331).
+    Ect1,
+    /// 10: ECN-capable transport, codepoint ECT(0) (what RFC 3168 senders set).
+    Ect0,
+    /// 11: Congestion Experienced, set by a queue instead of dropping.
+    Ce,
+}
 
 /// The TCP header fields the simulator models.
 #[derive(Clone, Copy, Debug, Default)]
@@ -90,6 +130,12 @@ impl TcpHeader {
     }
     pub fn has_ack(&self) -> bool {
         self.flags & FLAG_ACK != 0
+    }
+    pub fn is_ece(&self) -> bool {
+        self.flags & FLAG_ECE != 0
+    }
+    pub fn is_cwr(&self) -> bool {
+        self.flags & FLAG_CWR != 0
     }
     pub fn sack_blocks(&self) -> &[SackBlock] {
         &self.sack[..self.nsack as usize]
@@ -160,6 +206,8 @@ pub struct Packet {
     pub transport: Transport,
     /// When the sender handed the packet to its first link (for one-way delay).
     pub sent_at: SimTime,
+    /// The IP ECN field (RFC 3168 §5): set by the sender, CE-marked by queues.
+    pub ecn: Ecn,
 }
 
 impl Packet {
@@ -200,8 +248,8 @@ impl PacketPool {
     }
     /// Stores `p` and returns the reference the network carries.
     pub fn alloc_ref(&mut self, p: Packet) -> PacketRef {
-        let (size, dst, flow) = (p.size, p.dst, p.flow);
-        PacketRef { id: self.alloc(p), size, dst, flow }
+        let (size, dst, flow, ecn) = (p.size, p.dst, p.flow, p.ecn);
+        PacketRef { id: self.alloc(p), size, dst, flow, ecn }
     }
     pub fn free(&mut self, id: PacketId) {
         self.live -= 1;

@@ -15,10 +15,28 @@ use super::{Event, Simulation};
 use crate::net::link::Link;
 use crate::net::linklayer::{LinkContext, LlOutput};
 use crate::net::packet::{LinkFrameKind, LinkId, PacketId, PacketRef, Transport};
-use crate::net::queue::{DropCause, EnqueueCtx, Fifo, QueueDisc, Verdict};
+use crate::net::queue::{DequeueCtx, DropCause, EnqueueCtx, Fifo, QueueDisc, Verdict};
 use crate::net::topology::Graph;
 use crate::scenario::{default_queue, FlowSpec, Scenario};
 use crate::time::SimTime;
+
+/// Refuses AQM features on layered links: their path (`layered_enqueue`, the MAC
+/// buffer, link-layer frames) neither frees packets a discipline drops from inside its
+/// queue nor writes CE marks back, so CoDel, FQ-CoDel and ECN marking stay on plain
+/// links for now.
+pub(super) fn check_queues(graph: &Graph, links: &[Link]) -> Result<(), String> {
+    for (l, link) in graph.links.iter().zip(links) {
+        if link.layered && (link.drops_queued || link.marks_ecn || link.hashes_flows) {
+            return Err(format!(
+                "link '{}' queue: a link with a MAC or a link layer (or carrying a link layer's ACKs) cannot use a \
+                 discipline that drops queued packets, hashes flows or marks ECN (codel, fq_codel, ecn = true); \
+                 accepted there: drop_tail, red or pie without ecn",
+                l.name
+            ));
+        }
+    }
+    Ok(())
+}
 
 /// Builds the link layers of `links` (after the links themselves), checking what only
 /// the whole scenario can: flow names in the channel map, the reverse link for ACKs, and
@@ -111,17 +129,16 @@ impl Simulation {
                 // The channel map is per flow: the link layer reads the pooled packet's
                 // flow (layered links only; plain forwarding never does).
                 let flow = self.pool.get(pkt.id).flow;
-                let mut ctx = EnqueueCtx { now, in_service_bytes: None, rng: &mut link.queue_rng };
-                ll.offer(pkt, flow, &mut ctx)
-            }
-            None => {
                 let mut ctx = EnqueueCtx {
                     now,
-                    in_service_bytes: link.in_service.map(|p| p.size),
+                    in_service_bytes: None,
                     rng: &mut link.queue_rng,
+                    flow_key: 0,
+                    dropped: &mut link.aqm_drops,
                 };
-                link.queue.enqueue(pkt, &mut ctx)
+                ll.offer(pkt, flow, &mut ctx)
             }
+            None => link.enqueue(now, pkt, 0),
         };
         match verdict {
             Verdict::Dropped(cause) => {
@@ -180,7 +197,8 @@ impl Simulation {
         } else {
             match link.pop_control() {
                 Some(q) => Some(q),
-                None => link.queue.dequeue(now),
+                // Disciplines that drop at dequeue are refused on layered links.
+                None => link.queue.dequeue(&mut DequeueCtx { now, dropped: &mut link.aqm_drops }),
             }
         };
         if let Some(q) = next {
@@ -275,7 +293,7 @@ impl Simulation {
     /// packet ids only).
     fn packet_ref(&self, id: PacketId) -> PacketRef {
         let p = self.pool.get(id);
-        PacketRef { id, size: p.size, dst: p.dst, flow: p.flow }
+        PacketRef { id, size: p.size, dst: p.dst, flow: p.flow, ecn: p.ecn }
     }
 
     /// Acts on what link `l`'s link layer produced: IP deliveries at the far end, IP

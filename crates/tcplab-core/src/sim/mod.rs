@@ -13,8 +13,8 @@ use crate::cc::{self, Window};
 use crate::metrics::{Digest, RunResult};
 use crate::net::error::ErrorModel;
 use crate::net::link::Link;
-use crate::net::packet::{FlowId, LinkId, NodeId, Packet, PacketId, PacketPool, PacketRef, Transport};
-use crate::net::queue::{DropCause, EnqueueCtx, QueueDisc, Verdict};
+use crate::net::packet::{Ecn, FlowId, LinkId, NodeId, Packet, PacketId, PacketPool, PacketRef, Transport};
+use crate::net::queue::{DequeueCtx, DropCause, QueueDisc, Verdict};
 use crate::net::routing::Routes;
 use crate::net::topology;
 use crate::rng::RngStream;
@@ -150,7 +150,8 @@ impl Simulation {
         for (i, l) in graph.links.iter().enumerate() {
             let mut qcfg = l.params.queue.clone().unwrap_or_else(default_queue);
             qcfg.set_link_rate(l.params.rate);
-            let queue = qcfg.build_for_link().map_err(|e| format!("link '{}' queue: {e}", l.name))?;
+            let hash_seed = RngStream::new(seed, &format!("link:{}:flow_hash", l.name)).next_u64();
+            let queue = qcfg.build_for_link(hash_seed).map_err(|e| format!("link '{}' queue: {e}", l.name))?;
             let error: Option<Box<dyn ErrorModel>> = match &l.params.error {
                 None => None,
                 Some(e) => Some(
@@ -173,9 +174,13 @@ impl Simulation {
                 link.mac = Some(m.build(l.params.rate).map_err(|e| format!("link '{}' {e}", l.name))?);
                 link.layered = true;
             }
+            link.hashes_flows = qcfg.hashes_flows();
+            link.drops_queued = qcfg.drops_queued_packets();
+            link.marks_ecn = qcfg.marks_ecn();
             links.push(link);
         }
         layered::build_link_layers(sc, &graph, &mut links)?;
+        layered::check_queues(&graph, &links)?;
         let node = |field: &str, name: &str| {
             graph.node_index(name).ok_or_else(|| {
                 let shown = graph.nodes.iter().take(20).map(String::as_str).collect::<Vec<_>>().join(", ");
@@ -210,8 +215,10 @@ impl Simulation {
                     let cfg = t.tcp.resolve().map_err(|e| format!("{ctx}: {e}"))?;
                     let w = Window::new(cfg.iw.bytes(cfg.mss), u64::MAX, cfg.mss, cfg.byte_counting, cfg.abc_limit);
                     let cc = cc::build(&t.cc, &w).map_err(|e| format!("{ctx}.cc: {e}"))?;
+                    let per_packet_ce_echo = cc.needs_ecn();
                     let sender = TcpSender::new(cfg.clone(), cc, t.bytes, None);
-                    let receiver = TcpReceiver::new(&cfg);
+                    let mut receiver = TcpReceiver::new(&cfg);
+                    receiver.set_per_packet_ce_echo(per_packet_ce_echo);
                     if t.bytes.is_some() {
                         unfinished += 1;
                     } else if t.stop.is_none() {
@@ -560,32 +567,72 @@ impl Simulation {
         if self.links[l as usize].layered {
             return self.layered_enqueue(l, pkt, now);
         }
-        let size = pkt.size;
         let link = &mut self.links[l as usize];
-        link.account(now);
-        let mut ctx = EnqueueCtx {
-            now,
-            in_service_bytes: link.in_service.map(|p| p.size),
-            rng: &mut link.queue_rng,
+        // The flow key stands for the 5-tuple: the flow id (addresses and ports) and
+        // the direction.
+        let flow_key = if link.hashes_flows {
+            let p = self.pool.get(pkt.id);
+            (p.flow << 1) | (p.src > p.dst) as u32
+        } else {
+            0
         };
-        match link.queue.enqueue(pkt, &mut ctx) {
+        let queued = pkt;
+        link.account(now);
+        match link.enqueue(now, queued, flow_key) {
             Verdict::Dropped(cause) => {
                 link.record_drop(cause);
                 self.on_drop(l, pkt, cause, now);
             }
             Verdict::Enqueued => {
                 link.stats.enq_pkts += 1;
-                link.stats.enq_bytes += size as u64;
+                link.stats.enq_bytes += queued.size as u64;
                 if link.in_service.is_none() {
-                    if let Some(q) = link.queue.dequeue(now) {
-                        let done = link.start_tx(q, now);
-                        self.sched.schedule(done, Event::TxDone(l));
-                    }
+                    self.start_next_tx(l, now);
                 }
-                link.note_occupancy_max();
+                self.links[l as usize].note_occupancy_max();
                 self.trace_queue(l, now);
             }
         }
+        self.flush_aqm_drops(l, now);
+    }
+
+    /// Takes the link's next packet from its queue and starts serializing it. A CE
+    /// mark the queue set is written into the packet (and counted once).
+    #[inline(always)]
+    fn start_next_tx(&mut self, l: LinkId, now: SimTime) {
+        let link = &mut self.links[l as usize];
+        let mut ctx = DequeueCtx { now, dropped: &mut link.aqm_drops };
+        if let Some(q) = link.queue.dequeue(&mut ctx) {
+            if link.marks_ecn && q.ecn == Ecn::Ce {
+                let p = self.pool.get_mut(q.id);
+                if p.ecn != Ecn::Ce {
+                    p.ecn = Ecn::Ce;
+                    link.stats.ce_marks += 1;
+                }
+            }
+            let done = link.start_tx(q, now);
+            self.sched.schedule(done, Event::TxDone(l));
+        }
+    }
+
+    /// Frees and records the packets a queue dropped besides an arriving one.
+    #[inline(always)]
+    fn flush_aqm_drops(&mut self, l: LinkId, now: SimTime) {
+        let link = &self.links[l as usize];
+        if link.drops_queued && !link.aqm_drops.is_empty() {
+            self.free_aqm_drops(l, now);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn free_aqm_drops(&mut self, l: LinkId, now: SimTime) {
+        let mut drops = std::mem::take(&mut self.links[l as usize].aqm_drops);
+        for (p, cause) in drops.drain(..) {
+            self.links[l as usize].record_drop(cause);
+            self.on_drop(l, p, cause, now);
+        }
+        self.links[l as usize].aqm_drops = drops;
     }
 
     fn on_tx_done(&mut self, l: LinkId, now: SimTime) {
@@ -599,10 +646,8 @@ impl Simulation {
             None => false,
         };
         link.account(now);
-        if let Some(q) = link.queue.dequeue(now) {
-            let done = link.start_tx(q, now);
-            self.sched.schedule(done, Event::TxDone(l));
-        }
+        self.start_next_tx(l, now);
+        let link = &mut self.links[l as usize];
         if lost {
             link.record_drop(DropCause::Corruption);
             self.on_drop(l, pkt, DropCause::Corruption, now);
@@ -615,6 +660,7 @@ impl Simulation {
                 self.sched.schedule(arrive, arrive_event(&self.routes, l, to, pkt));
             }
         }
+        self.flush_aqm_drops(l, now);
         self.trace_queue(l, now);
     }
 
@@ -708,6 +754,14 @@ impl Simulation {
                 t.sender.on_pacing_timer(gen, now, &mut self.outbox);
                 self.flush_tcp(f, true, now);
             }
+            TimerKind::LossProbe => {
+                t.sender.on_loss_probe_timer(gen, now, &mut self.outbox);
+                self.flush_tcp(f, true, now);
+            }
+            TimerKind::Reorder => {
+                t.sender.on_reorder_timer(gen, now, &mut self.outbox);
+                self.flush_tcp(f, true, now);
+            }
         }
     }
 
@@ -748,6 +802,7 @@ impl Simulation {
                 size: seg.size,
                 transport: Transport::Tcp { hdr: seg.hdr, to_receiver: data_dir },
                 sent_at: now,
+                ecn: seg.ecn,
             });
             self.forward(from, pkt, now);
         }
@@ -771,6 +826,7 @@ impl Simulation {
                 size: p.seg.size,
                 transport: Transport::Tcp { hdr: p.seg.hdr, to_receiver: p.data },
                 sent_at: now,
+                ecn: Ecn::NotEct,
             });
             self.forward(p.src, pkt, now);
         }
@@ -813,7 +869,7 @@ impl Simulation {
                     o.flow_id.push(p.flow);
                     o.owd_s.push(now.since(p.sent_at).as_secs_f64());
                 }
-                let arrival = t.receiver.on_segment(&hdr, now, &mut self.outbox);
+                let arrival = t.receiver.on_segment_ecn(&hdr, p.ecn, now, &mut self.outbox);
                 if arrival.finished && t.completed.is_none() {
                     t.completed = Some(now);
                     self.unfinished -= 1;
@@ -871,6 +927,7 @@ impl Simulation {
             size: u.size,
             transport: Transport::Udp { seq: u.seq },
             sent_at: now,
+            ecn: Ecn::NotEct,
         });
         u.seq += 1;
         u.sent += 1;
@@ -934,6 +991,8 @@ impl Simulation {
                     ft.syn_retransmits.push(s.syn_retransmits);
                     ft.spurious_syn_rtos.push(t.spurious_syn_rtos);
                     ft.frto_spurious.push(s.frto_spurious);
+                    ft.ecn_reductions.push(s.ecn_reductions);
+                    ft.tlp_probes.push(s.tlp_probes);
                     ft.final_cwnd_bytes.push(t.sender.w.cwnd);
                     ft.final_ssthresh_bytes.push((t.sender.w.ssthresh != u64::MAX).then_some(t.sender.w.ssthresh));
                     ft.final_srtt_s.push(t.sender.rtt().srtt().map(|d| d.as_secs_f64()));
@@ -977,6 +1036,7 @@ impl Simulation {
             q.drops_early.push(l.stats.drops[DropCause::Early as usize]);
             q.drops_forced.push(l.stats.drops[DropCause::Forced as usize]);
             q.drops_corruption.push(l.stats.drops[DropCause::Corruption as usize]);
+            q.ce_marks.push(l.stats.ce_marks);
             let t_ns = window_ns.max(1) as f64;
             q.occ_mean_pkts.push(l.stats.occ_pkt_ns as f64 / t_ns);
             q.occ_max_pkts.push(l.stats.occ_max_pkts);

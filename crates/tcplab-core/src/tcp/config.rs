@@ -3,10 +3,23 @@
 //! Every knob is individually overridable: a scenario names a `profile` and any field
 //! it sets wins over the profile's value (`TcpSpec::resolve`). The profiles:
 //!
-//! - `linux`: Linux defaults (IW10 per RFC 6928, initial RTO 1 s, minimum RTO 200 ms,
-//!   delayed ACK of at most 40 ms or 2 segments, byte-counted growth, SACK, no initial
-//!   ssthresh bound). `fin_ignores_cwnd` is off; turn it on for the "IW10 is really
-//!   IW11" quirk of seed 001.
+//! - `linux`: a Linux 6.x kernel's defaults: IW10 (RFC 6928), initial RTO 1 s,
+//!   delayed ACK of at most 40 ms or 2 segments, byte-counted growth, SACK with D-SACK
+//!   (`tcp_sack`, `tcp_dsack`), RACK-TLP loss detection (`tcp_recovery = 1`,
+//!   `tcp_early_retrans = 3`), PRR (`tcp_cwnd_reduction`), Linux's RTT estimator (every ACK sampled,
+//!   mdev/rttvar, RTO = SRTT + 4 RTTVAR with RTTVAR's term at least the 200 ms minimum
+//!   RTO), window reductions computed from cwnd (`tcp_reno_ssthresh` = cwnd/2), no
+//!   initial ssthresh bound. ECN is not requested (`tcp_ecn = 2`: accepted when asked).
+//!   F-RTO stays off although Linux enables it (`tcp_frto = 2`): tcplab's F-RTO is RFC
+//!   5682's basic algorithm, and with byte counting under load it keeps senders from
+//!   fast recovery (see docs/validation.md, Known deviations).
+//! - `linux-2.6`: the `linux` profile as it was before PRR, RACK-TLP and the Linux RTT
+//!   estimator: IW10, initial RTO 1 s, minimum RTO 200 ms as an RFC 6298 floor with one
+//!   timed segment per RTT, delayed ACK 40 ms/2 segments, byte counting, SACK with RFC
+//!   6675 recovery and Limited Transmit, reductions from FlightSize. Seeds 001 and 003
+//!   ran Linux 2.6.2x-2.6.35, which had neither PRR (3.2) nor RACK (4.4); their
+//!   studies use this profile. `fin_ignores_cwnd` is off in both; turn it on for the
+//!   "IW10 is really IW11" quirk of seed 001.
 //! - `ns2-sack`: ns-2's one-way `Agent/TCP/Sack1` with a `TCPSink/Sack1` receiver, as
 //!   seed 000 used: SACK (RFC 6675-style pipe recovery), per-ACK growth
 //!   `cwnd += MSS*MSS/cwnd`, no delayed ACKs, initial RTO 3 s, minimum RTO 1 s (RFC
@@ -18,6 +31,8 @@
 //!   RFC 3517 conservative recovery, Limited Transmit (RFC 3042), F-RTO (RFC 5682),
 //!   DAASS (RFC 2760). CBI ssthresh reuse (RFC 2140) is a separate knob.
 
+use super::prr::PrrMode;
+use super::rtt::RttEstimatorKind;
 use crate::time::SimDuration;
 use serde::{Deserialize, Serialize};
 
@@ -106,6 +121,36 @@ pub struct TcpConfig {
     /// option's 12 bytes are for `header_bytes` (and `mss`) to include.
     #[serde(default)]
     pub timestamps: bool,
+    /// Request ECN on the SYN (RFC 3168 §6.1.1; Linux `net.ipv4.tcp_ecn = 1`). The
+    /// receiver always accepts a request (Linux's default `tcp_ecn = 2`), and a
+    /// congestion control that needs ECN (DCTCP) requests it regardless.
+    #[serde(default)]
+    pub ecn: bool,
+    /// Proportional Rate Reduction during SACK fast recovery and CWR (RFC 6937;
+    /// `linux` = Linux `tcp_cwnd_reduction`, RFC 9937). `off`: cwnd = ssthresh at once.
+    #[serde(default)]
+    pub prr: PrrMode,
+    /// RACK time-based loss detection (RFC 8985 §6; Linux `tcp_recovery = 1`). Needs
+    /// SACK; the duplicate-ACK threshold then acts through RACK's reordering window.
+    #[serde(default)]
+    pub rack: bool,
+    /// Tail Loss Probe (RFC 8985 §7; Linux `tcp_early_retrans = 3`). Needs SACK.
+    #[serde(default)]
+    pub tlp: bool,
+    /// The receiver reports duplicate segments with D-SACK (RFC 2883; Linux
+    /// `tcp_dsack = 1`).
+    #[serde(default)]
+    pub dsack: bool,
+    /// RTT estimator and RTO rule: `rfc6298` (one timed segment per RTT, RTO >=
+    /// min_rto) or `linux` (`tcp_rtt_estimator`: every ACK, mdev/rttvar, RTO >= SRTT +
+    /// min_rto).
+    #[serde(default)]
+    pub rtt_estimator: RttEstimatorKind,
+    /// The loss and ECN reductions start from cwnd (Linux: every congestion
+    /// control's `ssthresh` reads `tcp_snd_cwnd`, e.g. `tcp_reno_ssthresh` = cwnd/2)
+    /// instead of FlightSize (RFC 5681 §3.1 eq. 4).
+    #[serde(default)]
+    pub ssthresh_from_cwnd: bool,
 }
 
 /// A scenario's TCP settings: a profile name plus per-knob overrides.
@@ -137,16 +182,24 @@ pub struct TcpSpec {
     pub cbi_ssthresh_reuse: Option<bool>,
     pub fin_ignores_cwnd: Option<bool>,
     pub timestamps: Option<bool>,
+    pub ecn: Option<bool>,
+    pub prr: Option<PrrMode>,
+    pub rack: Option<bool>,
+    pub tlp: Option<bool>,
+    pub dsack: Option<bool>,
+    pub rtt_estimator: Option<RttEstimatorKind>,
+    pub ssthresh_from_cwnd: Option<bool>,
 }
 
 /// Names of the built-in profiles, in the order `tcplab list` shows them.
-pub const PROFILES: [&str; 4] = ["linux", "ns2-sack", "reference", "enhanced"];
+pub const PROFILES: [&str; 5] = ["linux", "ns2-sack", "reference", "enhanced", "linux-2.6"];
 pub const DEFAULT_PROFILE: &str = "linux";
 
 /// One-line descriptions for `tcplab list`.
 pub fn profile_description(name: &str) -> &'static str {
     match name {
-        "linux" => "Linux defaults: IW10, initial RTO 1 s, min RTO 200 ms, delayed ACK 40 ms/2 segments, ABC, SACK",
+        "linux" => "Linux 6.x: IW10, initial RTO 1 s, Linux RTT estimator (RTO >= SRTT + 200 ms), delayed ACK 40 ms/2 segments, ABC, SACK + D-SACK, RACK-TLP, PRR, reductions from cwnd",
+        "linux-2.6" => "Linux 2.6.2x-2.6.35 (seeds 001, 003; the linux profile before PRR and RACK): IW10, RFC 6298 RTO >= 200 ms, delayed ACK 40 ms/2 segments, ABC, SACK/RFC 6675, Limited Transmit",
         "ns2-sack" => "ns-2 Agent/TCP/Sack1 as in seed 000: IW3, initial RTO 3 s, min RTO 1 s, per-ACK growth, no delayed ACK, SACK",
         "reference" => "seed 004 reference TCP: IW1, RFC 2581 + NewReno (RFC 2582), 200 ms delayed ACK, no SACK",
         "enhanced" => "seed 004 enhanced TCP: IW4 (RFC 3390), window scaling, SACK/RFC 3517, Limited Transmit, F-RTO, DAASS",
@@ -157,7 +210,7 @@ pub fn profile_description(name: &str) -> &'static str {
 impl TcpConfig {
     /// The named profile, or an error listing the accepted names.
     pub fn profile(name: &str) -> Result<TcpConfig, String> {
-        let linux = TcpConfig {
+        let linux26 = TcpConfig {
             mss: 1460,
             header_bytes: 40,
             iw: InitialWindow::Segments(10),
@@ -181,9 +234,26 @@ impl TcpConfig {
             cbi_ssthresh_reuse: false,
             fin_ignores_cwnd: false,
             timestamps: false,
+            ecn: false,
+            prr: PrrMode::Off,
+            rack: false,
+            tlp: false,
+            dsack: false,
+            rtt_estimator: RttEstimatorKind::Rfc6298,
+            ssthresh_from_cwnd: false,
+        };
+        let linux = TcpConfig {
+            dsack: true,
+            prr: PrrMode::Linux,
+            rack: true,
+            tlp: true,
+            rtt_estimator: RttEstimatorKind::Linux,
+            ssthresh_from_cwnd: true,
+            ..linux26.clone()
         };
         Ok(match name {
             "linux" => linux,
+            "linux-2.6" => linux26,
             "ns2-sack" => TcpConfig {
                 iw: InitialWindow::Segments(3),
                 initial_rto: SimDuration::from_secs(3),
@@ -193,7 +263,7 @@ impl TcpConfig {
                 byte_counting: false,
                 delayed_ack: false,
                 rcv_buffer: 1 << 30,
-                ..linux
+                ..linux26.clone()
             },
             "reference" => TcpConfig {
                 iw: InitialWindow::Segments(1),
@@ -206,7 +276,7 @@ impl TcpConfig {
                 delack_timeout: SimDuration::from_millis(200),
                 rcv_buffer: 65_535,
                 window_scaling: false,
-                ..linux
+                ..linux26.clone()
             },
             "enhanced" => TcpConfig {
                 iw: InitialWindow::Formula(IwFormula::Rfc3390),
@@ -218,7 +288,7 @@ impl TcpConfig {
                 delack_timeout: SimDuration::from_millis(200),
                 daass: true,
                 rcv_buffer: 1 << 20,
-                ..linux
+                ..linux26.clone()
             },
             other => {
                 return Err(format!(
@@ -273,7 +343,8 @@ impl TcpSpec {
             mss, header_bytes, iw, initial_rto, min_rto, max_rto, syn_retries, sack,
             dupack_threshold, limited_transmit, frto, byte_counting, abc_limit, delayed_ack,
             delack_timeout, delack_segments, daass, rcv_buffer, window_scaling,
-            cbi_ssthresh_reuse, fin_ignores_cwnd, timestamps
+            cbi_ssthresh_reuse, fin_ignores_cwnd, timestamps, ecn, prr, rack, tlp, dsack,
+            rtt_estimator, ssthresh_from_cwnd
         );
         if self.initial_ssthresh.is_some() {
             c.initial_ssthresh = self.initial_ssthresh;

@@ -1,18 +1,21 @@
 //! TCP endpoints: configuration and profiles, sender, receiver, RTT estimation, SACK
-//! scoreboard.
+//! scoreboard, Proportional Rate Reduction, RACK and the Tail Loss Probe.
 //!
 //! Endpoints do no I/O: each call receives the current time and appends what it
 //! wants sent to an `Outbox` (segments, timer requests), which the simulation turns
 //! into packets and events.
 
 pub mod config;
+pub mod prr;
+pub mod rack;
 pub mod receiver;
 pub mod rate;
 pub mod rtt;
 pub mod scoreboard;
 pub mod sender;
+pub mod tlp;
 
-use crate::net::packet::TcpHeader;
+use crate::net::packet::{Ecn, TcpHeader};
 use crate::time::SimTime;
 
 /// Timers of a TCP connection.
@@ -24,13 +27,19 @@ pub enum TimerKind {
     DelAck,
     /// Pacing: the next segment may leave (sender, when the CC paces).
     Pacing,
+    /// Tail loss probe timeout (sender, RFC 8985 §7).
+    LossProbe,
+    /// RACK reordering timer (sender, RFC 8985 §6.3).
+    Reorder,
 }
 
-/// A segment an endpoint wants to send: the header and its size on the wire.
+/// A segment an endpoint wants to send: the header, its size on the wire and the
+/// ECN field of its IP header (RFC 3168 §5).
 #[derive(Clone, Copy, Debug)]
 pub struct Segment {
     pub hdr: TcpHeader,
     pub size: u32,
+    pub ecn: Ecn,
 }
 
 /// What an endpoint call produced.

@@ -20,10 +20,25 @@
 //!   with SEG.SEQ <= Last.ACK.sent, so a delayed ACK echoes the earliest segment it
 //!   acknowledges and a duplicate ACK the last in-order one. TSval is the send time
 //!   (a clock of nanosecond resolution); only senders with `timestamps` read it.
+//! - ECN (RFC 3168 §6.1.1, §6.1.3): a SYN with ECE and CWR is answered with ECE (the
+//!   receiver accepts ECN, Linux `tcp_ecn = 2`). On an ECN-capable connection a
+//!   CE-marked data segment makes every following ACK carry ECE until a data segment
+//!   with CWR arrives; the first CE of such a run is ACKed at once, and the next
+//!   segment too (Linux `tcp_enter_quickack_mode(sk, 2)`), and a segment with CWR is
+//!   ACKed at once (Linux `tcp_ecn_accept_cwr`).
+//! - D-SACK (RFC 2883), with `dsack`: a segment that brings data already received (all
+//!   or part of it, below rcv_nxt or inside an out-of-order block) is reported in the
+//!   first SACK block of the next ACK, once; when the duplicate lies inside an
+//!   out-of-order block, that block comes second (RFC 2883 §4). The D-SACK takes one
+//!   of the 3 blocks (Linux `tcp_dsack_set`, `tcp_dsack_extend`).
+//! - DCTCP feedback (RFC 8257 §3.2, Linux `dctcp_ece_ack_update`), when the flow's
+//!   congestion control needs ECN: ECE reflects the CE state of the latest data
+//!   segment exactly. When that state changes, an ACK delayed so far is sent first
+//!   with the old ECE value, and the segment that changed it is ACKed at once.
 
 use super::config::TcpConfig;
 use super::{LazyTimer, Outbox, Segment, TimerKind};
-use crate::net::packet::{SackBlock, TcpHeader, FLAG_ACK, FLAG_SYN};
+use crate::net::packet::{Ecn, SackBlock, TcpHeader, FLAG_ACK, FLAG_ECE, FLAG_SYN};
 use crate::time::{SimDuration, SimTime};
 
 /// SACK blocks per ACK.
@@ -64,6 +79,18 @@ pub struct TcpReceiver {
     /// RFC 7323 TS.Recent (a `ts_val`) and Last.ACK.sent.
     ts_recent: u64,
     last_ack_sent: u64,
+    /// ECN negotiated (the SYN asked for it).
+    ecn_ok: bool,
+    /// Echo ECE on every ACK (RFC 3168 `TCP_ECN_DEMAND_CWR`).
+    demand_cwr: bool,
+    /// Segments still to ACK at once after a CE (Linux quick-ACK mode).
+    quick_acks: u32,
+    /// DCTCP per-packet CE echo (RFC 8257 §3.2) and the CE state of the last segment.
+    per_packet_ce_echo: bool,
+    ce_state: bool,
+    /// Report duplicates with D-SACK (RFC 2883), and the range to report next.
+    dsack: bool,
+    pending_dsack: Option<SackBlock>,
 }
 
 impl TcpReceiver {
@@ -89,6 +116,13 @@ impl TcpReceiver {
             acks_sent: 0,
             ts_recent: 0,
             last_ack_sent: 0,
+            ecn_ok: false,
+            demand_cwr: false,
+            quick_acks: 0,
+            per_packet_ce_echo: false,
+            ce_state: false,
+            dsack: cfg.dsack && cfg.sack,
+            pending_dsack: None,
         }
     }
 
@@ -97,6 +131,12 @@ impl TcpReceiver {
     pub fn heap_bytes(&self) -> usize {
         (self.ooo.capacity() + self.sack_order.capacity()) * std::mem::size_of::<SackBlock>()
     }
+
+    /// Echo CE per packet (DCTCP, RFC 8257 §3.2) instead of RFC 3168's latch.
+    pub fn set_per_packet_ce_echo(&mut self, on: bool) {
+        self.per_packet_ce_echo = on;
+    }
+
     /// Next byte expected.
     pub fn rcv_nxt(&self) -> u64 {
         self.rcv_nxt
@@ -141,16 +181,26 @@ impl TcpReceiver {
         self.ts_recent
     }
 
-    /// Processes an arriving segment from the sender.
+    /// Processes an arriving segment from the sender (a Not-ECT packet).
     pub fn on_segment(&mut self, hdr: &TcpHeader, now: SimTime, out: &mut Outbox) -> Arrival {
+        self.on_segment_ecn(hdr, Ecn::NotEct, now, out)
+    }
+
+    /// Processes an arriving segment whose IP header carried `ecn`.
+    pub fn on_segment_ecn(&mut self, hdr: &TcpHeader, ecn: Ecn, now: SimTime, out: &mut Outbox) -> Arrival {
         let mut arrival = Arrival::default();
         if hdr.is_syn() {
-            // SYN occupies sequence number 0; answer (again) with a SYN-ACK.
+            // SYN occupies sequence number 0; answer (again) with a SYN-ACK, with ECE
+            // if the SYN asked for ECN (RFC 3168 §6.1.1).
             self.syn_received = true;
             self.rcv_nxt = self.rcv_nxt.max(1);
-            self.send_ack(FLAG_SYN | FLAG_ACK, out);
+            self.ecn_ok = hdr.is_ece() && hdr.is_cwr();
+            let flags = if self.ecn_ok { FLAG_SYN | FLAG_ACK | FLAG_ECE } else { FLAG_SYN | FLAG_ACK };
+            self.send_ack(flags, out);
             return arrival;
         }
+        // ECN feedback (and the quick ACKs after a CE) only on ECN-capable connections.
+        let ack_now = self.ecn_ok && (self.on_ecn(hdr, ecn, out) || self.quick_acks > 0);
         let start = hdr.seq;
         let end = hdr.seq + hdr.len as u64 + hdr.is_fin() as u64;
         if start <= self.last_ack_sent && hdr.ts_val >= self.ts_recent {
@@ -159,6 +209,9 @@ impl TcpReceiver {
         if end <= self.rcv_nxt {
             // Entirely old: a duplicate (spurious retransmission). ACK at once so the
             // sender learns the state (RFC 5681 §4.2).
+            if end > start {
+                self.note_dsack(start, end);
+            }
             self.send_ack(FLAG_ACK, out);
             return arrival;
         }
@@ -166,7 +219,16 @@ impl TcpReceiver {
             self.fin_seq = Some(end - 1);
         }
         let had_gap = !self.ooo.is_empty();
+        // Parts of this segment already held out of order are duplicates (D-SACK).
+        if self.dsack {
+            if let Some(o) = self.ooo.iter().find(|o| o.start < end && start < o.end) {
+                self.note_dsack(start.max(o.start), end.min(o.end));
+            }
+        }
         if start <= self.rcv_nxt {
+            if self.dsack && start < self.rcv_nxt {
+                self.note_dsack(start, self.rcv_nxt);
+            }
             let before = self.rcv_nxt;
             self.rcv_nxt = end;
             // Pull in buffered ranges that are now contiguous.
@@ -193,6 +255,7 @@ impl TcpReceiver {
             // not (ns-2 DelAck and Linux both count segments).
             self.unacked_segments += 1;
             let immediate = had_gap
+                || ack_now
                 || !self.delayed_ack
                 || (self.daass && hdr.ss_hint)
                 || self.fin_received
@@ -209,6 +272,38 @@ impl TcpReceiver {
             self.send_ack(FLAG_ACK, out);
         }
         arrival
+    }
+
+    /// The ECN feedback of an arriving data segment; true if it must be ACKed at once.
+    fn on_ecn(&mut self, hdr: &TcpHeader, ecn: Ecn, out: &mut Outbox) -> bool {
+        let has_data = hdr.len > 0 || hdr.is_fin();
+        let ce = ecn == Ecn::Ce;
+        if self.per_packet_ce_echo {
+            if !has_data || ce == self.ce_state {
+                return false;
+            }
+            // The CE state changed: ACK what was held with the old ECE value first.
+            if self.unacked_segments > 0 {
+                self.send_ack(FLAG_ACK, out);
+            }
+            self.ce_state = ce;
+            self.demand_cwr = ce;
+            return true;
+        }
+        let mut now = false;
+        if hdr.is_cwr() {
+            // The sender reduced its window: stop echoing (RFC 3168 §6.1.3).
+            self.demand_cwr = false;
+            now = has_data;
+        }
+        if ce {
+            if !self.demand_cwr {
+                self.quick_acks = 2;
+                now = true;
+            }
+            self.demand_cwr = true;
+        }
+        now
     }
 
     /// The delayed-ACK timer event of generation `gen`.
@@ -240,6 +335,19 @@ impl TcpReceiver {
         b
     }
 
+    /// Remembers [start, end) as duplicate data for the next ACK's D-SACK block,
+    /// extending a pending one it touches (Linux `tcp_dsack_extend`).
+    fn note_dsack(&mut self, start: u64, end: u64) {
+        if !self.dsack || start >= end {
+            return;
+        }
+        self.pending_dsack = Some(match self.pending_dsack {
+            Some(d) if d.start <= end && start <= d.end => SackBlock { start: d.start.min(start), end: d.end.max(end) },
+            Some(d) => d,
+            None => SackBlock { start, end },
+        });
+    }
+
     fn note_recent(&mut self, blk: SackBlock) {
         // RFC 2018 §4: the first block reports the segment just received; later blocks
         // repeat earlier reports, dropping those now covered by the first.
@@ -260,7 +368,13 @@ impl TcpReceiver {
         }
     }
 
-    fn send_ack(&mut self, flags: u8, out: &mut Outbox) {
+    fn send_ack(&mut self, mut flags: u8, out: &mut Outbox) {
+        if self.ecn_ok {
+            if flags & FLAG_SYN == 0 && self.demand_cwr {
+                flags |= FLAG_ECE;
+            }
+            self.quick_acks = self.quick_acks.saturating_sub(1);
+        }
         self.unacked_segments = 0;
         self.delack.cancel();
         self.acks_sent += 1;
@@ -274,14 +388,38 @@ impl TcpReceiver {
             ts_ecr: self.ts_recent,
             ..Default::default()
         };
-        if self.sack && flags & FLAG_SYN == 0 {
+        if self.sack && flags & FLAG_SYN == 0 && self.pending_dsack.is_none() {
             let n = self.sack_order.len().min(SACK_BLOCKS_PER_ACK);
             hdr.sack[..n].copy_from_slice(&self.sack_order[..n]);
+            hdr.nsack = n as u8;
+        } else if self.sack && flags & FLAG_SYN == 0 {
+            let mut n = 0;
+            let mut containing = None;
+            if let Some(d) = self.pending_dsack.take() {
+                // RFC 2883 §4: the D-SACK first, then the block containing it if any.
+                hdr.sack[0] = d;
+                n = 1;
+                containing = self.ooo.iter().find(|o| o.start <= d.start && d.end <= o.end).copied();
+                if let Some(c) = containing {
+                    hdr.sack[1] = c;
+                    n = 2;
+                }
+            }
+            for b in &self.sack_order {
+                if n == SACK_BLOCKS_PER_ACK {
+                    break;
+                }
+                if containing == Some(*b) {
+                    continue;
+                }
+                hdr.sack[n] = *b;
+                n += 1;
+            }
             hdr.nsack = n as u8;
         }
         // SACK option: kind + length (2 bytes) + 8 bytes per block, padded to 4 bytes.
         let opt = if hdr.nsack > 0 { (2 + 8 * hdr.nsack as u32).div_ceil(4) * 4 } else { 0 };
-        out.segments.push(Segment { hdr, size: self.header_bytes + opt });
+        out.segments.push(Segment { hdr, size: self.header_bytes + opt, ecn: Ecn::NotEct });
     }
 }
 
@@ -407,4 +545,92 @@ mod tests {
         let dup = out.segments.last().unwrap().hdr;
         assert_eq!((dup.ack, dup.ts_ecr), (4381, 9));
     }
+
+    fn ecn_rx(per_packet: bool) -> (TcpReceiver, Outbox) {
+        let mut r = TcpReceiver::new(&TcpConfig::profile("linux").unwrap());
+        r.set_per_packet_ce_echo(per_packet);
+        let mut out = Outbox::default();
+        let syn = TcpHeader { flags: FLAG_SYN | crate::net::packet::FLAG_ECE | crate::net::packet::FLAG_CWR, ..Default::default() };
+        r.on_segment(&syn, SimTime(0), &mut out);
+        // RFC 3168 §6.1.1: the SYN-ACK of an ECN-setup SYN carries ECE, not CWR.
+        assert!(out.segments[0].hdr.is_ece() && !out.segments[0].hdr.is_cwr());
+        out.clear();
+        (r, out)
+    }
+
+    #[test]
+    fn ce_is_echoed_until_cwr() {
+        // Delayed ACKs (linux profile). Segment 1 CE: ACKed at once with ECE (quick
+        // ACK). Segment 2 (not CE): still in quick-ACK mode, ACKed at once, ECE.
+        // Segments 3-4: one delayed ACK for both, ECE still latched. Segment 5 with
+        // CWR: ACKed at once, no ECE.
+        let (mut r, mut out) = ecn_rx(false);
+        let mss = 1000;
+        let seg = |k: u64| data(1 + k * mss, mss as u32);
+        r.on_segment_ecn(&seg(0), Ecn::Ce, SimTime(1), &mut out);
+        r.on_segment_ecn(&seg(1), Ecn::Ect0, SimTime(2), &mut out);
+        assert_eq!(out.segments.len(), 2);
+        assert!(out.segments.iter().all(|s| s.hdr.is_ece()));
+        out.clear();
+        r.on_segment_ecn(&seg(2), Ecn::Ect0, SimTime(3), &mut out);
+        assert!(out.segments.is_empty());
+        r.on_segment_ecn(&seg(3), Ecn::Ect0, SimTime(4), &mut out);
+        assert!(out.segments.len() == 1 && out.segments[0].hdr.is_ece());
+        out.clear();
+        let mut cwr = seg(4);
+        cwr.flags |= crate::net::packet::FLAG_CWR;
+        r.on_segment_ecn(&cwr, Ecn::Ect0, SimTime(5), &mut out);
+        assert!(out.segments.len() == 1 && !out.segments[0].hdr.is_ece());
+    }
+
+    #[test]
+    fn dctcp_echo_follows_each_packet_and_flushes_on_change() {
+        // RFC 8257 §3.2: segments 1 (not CE) is held by the delayed ACK; segment 2
+        // (CE) changes the state: the held ACK (ack 1001) goes out without ECE, then
+        // segment 2 is ACKed at once (ack 2001) with ECE. Segment 3 (CE) is held;
+        // segment 4 (not CE) flushes it with ECE (ack 3001), then ACKs itself without.
+        let (mut r, mut out) = ecn_rx(true);
+        let seg = |k: u64| data(1 + k * 1000, 1000);
+        r.on_segment_ecn(&seg(0), Ecn::Ect0, SimTime(1), &mut out);
+        assert!(out.segments.is_empty());
+        r.on_segment_ecn(&seg(1), Ecn::Ce, SimTime(2), &mut out);
+        let got: Vec<(u64, bool)> = out.segments.iter().map(|s| (s.hdr.ack, s.hdr.is_ece())).collect();
+        assert_eq!(got, [(1001, false), (2001, true)]);
+        out.clear();
+        r.on_segment_ecn(&seg(2), Ecn::Ce, SimTime(3), &mut out);
+        assert!(out.segments.is_empty());
+        r.on_segment_ecn(&seg(3), Ecn::Ect0, SimTime(4), &mut out);
+        let got: Vec<(u64, bool)> = out.segments.iter().map(|s| (s.hdr.ack, s.hdr.is_ece())).collect();
+        assert_eq!(got, [(3001, true), (4001, false)]);
+    }
+
+    #[test]
+    fn dsack_reports_duplicates_once() {
+        let mut cfg = TcpConfig::profile("ns2-sack").unwrap();
+        cfg.dsack = true;
+        let mut r = TcpReceiver::new(&cfg);
+        let mut out = Outbox::default();
+        r.on_segment(&TcpHeader { flags: FLAG_SYN, ..Default::default() }, SimTime(0), &mut out);
+        out.clear();
+        r.on_segment(&data(1, 100), SimTime(1), &mut out);
+        // A duplicate below rcv_nxt: the next ACK's first block is it (ack 101).
+        r.on_segment(&data(1, 100), SimTime(2), &mut out);
+        let h = out.segments.last().unwrap().hdr;
+        assert_eq!((h.ack, h.sack_blocks()), (101, &[SackBlock { start: 1, end: 101 }][..]));
+        // Out of order [201, 301), then a duplicate of it: D-SACK, then the block
+        // holding it; the following ACK has no D-SACK any more.
+        r.on_segment(&data(201, 100), SimTime(3), &mut out);
+        r.on_segment(&data(201, 100), SimTime(4), &mut out);
+        let h = out.segments.last().unwrap().hdr;
+        assert_eq!(h.sack_blocks(), &[SackBlock { start: 201, end: 301 }, SackBlock { start: 201, end: 301 }]);
+        r.on_segment(&data(401, 100), SimTime(5), &mut out);
+        let h = out.segments.last().unwrap().hdr;
+        assert_eq!(h.sack_blocks(), &[SackBlock { start: 401, end: 501 }, SackBlock { start: 201, end: 301 }]);
+        // Without the knob (ns2-sack's default) no D-SACK.
+        let (mut r, mut out) = rx("ns2-sack");
+        r.on_segment(&data(1, 100), SimTime(1), &mut out);
+        r.on_segment(&data(1, 100), SimTime(2), &mut out);
+        assert_eq!(out.segments.last().unwrap().hdr.nsack, 0);
+    }
 }
+

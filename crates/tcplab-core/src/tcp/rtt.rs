@@ -11,12 +11,40 @@
 //! - Karn's algorithm (§3): samples only from segments that were not retransmitted —
 //!   the sender enforces this by never timing a retransmitted segment.
 //!
-//! Sampling: the sender times one segment per round trip (classic BSD and ns-2
-//! `rtt_active_`), which RFC 6298 §3 allows. Linux samples every ACK with its own
-//! RTTVAR (mdev) filter; that difference is documented in the `linux` profile. The
-//! per-ACK samples congestion controls need are taken by the sender (`tcp::rate`).
+//! Sampling: with `RttEstimatorKind::Rfc6298` the sender times one segment per round
+//! trip (classic BSD and ns-2 `rtt_active_`), which RFC 6298 §3 allows.
+//!
+//! `RttEstimatorKind::Linux` is Linux's `tcp_rtt_estimator` and `__tcp_set_rto`, fed
+//! with every ACK's RTT sample:
+//!
+//! - first sample m: SRTT = m, mdev = m/2, RTTVAR = max(mdev, min_rto / 4) in RFC
+//!   units (the first RTO is max(3 m, m + min_rto));
+//! - later: err = m - SRTT, SRTT += err/8. mdev moves by (|err| - mdev)/4, except that
+//!   a sample below SRTT whose |err| exceeds mdev moves it 8 times slower (Linux's
+//!   Eifel-like damping). `mdev_max`, the largest mdev seen in the current round
+//!   trip, raises RTTVAR at once; once per round trip (when snd_una passes the
+//!   snd_nxt of the round's start) RTTVAR decays a quarter of the way down to
+//!   `mdev_max`, and `mdev_max` restarts at min_rto;
+//! - RTO = SRTT + 4 RTTVAR in RFC terms (Linux keeps mdev and rttvar scaled by 4), at
+//!   most max_rto. The minimum RTO bounds RTTVAR's term, not the sum: RTO >= SRTT +
+//!   min_rto (200 ms in Linux), where RFC 6298 §2.4 bounds the sum.
+//!
+//! Times are exact nanoseconds (Linux: microseconds, RTO in jiffies).
 
 use crate::time::SimDuration;
+use serde::{Deserialize, Serialize};
+
+/// Which RTT estimator and RTO rule a sender uses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RttEstimatorKind {
+    /// RFC 6298, one timed segment per round trip, RTO floored at min_rto.
+    #[default]
+    Rfc6298,
+    /// Linux `tcp_rtt_estimator`: every ACK's sample, mdev/mdev_max/rttvar,
+    /// RTO = SRTT + 4 RTTVAR with RTTVAR's term at least min_rto.
+    Linux,
+}
 
 #[derive(Clone, Debug)]
 pub struct RttEstimator {
@@ -26,6 +54,13 @@ pub struct RttEstimator {
     min_rto: SimDuration,
     max_rto: SimDuration,
     backoffs: u32,
+    /// Linux only: 8 SRTT (Linux `srtt_us`), 4 mdev, 4 mdev_max and 4 RTTVAR (Linux
+    /// `mdev_us`, `mdev_max_us`, `rttvar_us`), in ns, and `rtt_seq`.
+    srtt8: u64,
+    mdev4: u64,
+    mdev_max4: u64,
+    rttvar4: u64,
+    rtt_seq: u64,
 }
 
 impl RttEstimator {
@@ -37,7 +72,54 @@ impl RttEstimator {
             min_rto,
             max_rto,
             backoffs: 0,
+            srtt8: 0,
+            mdev4: 0,
+            mdev_max4: 0,
+            rttvar4: 0,
+            rtt_seq: 0,
         }
+    }
+
+    /// Linux `tcp_rtt_estimator` + `tcp_set_rto` for one sample `m`, with snd_una and
+    /// snd_nxt after the ACK (for the once-per-round-trip RTTVAR decay).
+    pub fn sample_linux(&mut self, m: SimDuration, snd_una: u64, snd_nxt: u64) {
+        let m = m.0;
+        let rto_min = self.min_rto.0;
+        if self.srtt.is_none() {
+            self.srtt8 = m << 3;
+            self.mdev4 = m << 1; // mdev = m/2, so that the first RTO is 3 m
+            self.rttvar4 = self.mdev4.max(rto_min);
+            self.mdev_max4 = self.rttvar4;
+            self.rtt_seq = snd_nxt;
+        } else {
+            let err = m as i128 - (self.srtt8 >> 3) as i128;
+            self.srtt8 = (self.srtt8 as i128 + err) as u64;
+            let quarter = (self.mdev4 >> 2) as i128;
+            let step = if err < 0 {
+                let e = -err - quarter;
+                // A falling RTT moves mdev up only with gain 1/32 (alpha * beta).
+                if e > 0 { e >> 3 } else { e }
+            } else {
+                err - quarter
+            };
+            self.mdev4 = (self.mdev4 as i128 + step).max(0) as u64;
+            if self.mdev4 > self.mdev_max4 {
+                self.mdev_max4 = self.mdev4;
+                self.rttvar4 = self.rttvar4.max(self.mdev_max4);
+            }
+            if snd_una > self.rtt_seq {
+                if self.mdev_max4 < self.rttvar4 {
+                    self.rttvar4 -= (self.rttvar4 - self.mdev_max4) >> 2;
+                }
+                self.rtt_seq = snd_nxt;
+                self.mdev_max4 = rto_min;
+            }
+        }
+        self.srtt8 = self.srtt8.max(1);
+        self.srtt = Some(SimDuration(self.srtt8 >> 3));
+        self.rttvar = SimDuration(self.rttvar4 / 4);
+        self.backoffs = 0;
+        self.rto = SimDuration((self.srtt8 >> 3) + self.rttvar4).min(self.max_rto);
     }
 
     /// Feeds one valid (Karn-clean) RTT sample.
@@ -114,6 +196,30 @@ mod tests {
         assert_eq!(e.rttvar(), SimDuration::from_micros(62_500));
         assert_eq!(e.srtt(), Some(SimDuration::from_micros(112_500)));
         assert_eq!(e.rto(), SimDuration::from_micros(362_500));
+    }
+
+    #[test]
+    fn linux_estimator_by_hand() {
+        // min_rto 200 ms. First sample 100 ms: SRTT 100, mdev*4 = 200, RTTVAR*4 =
+        // max(200, 200) = 200 ms: RTO = 100 + 200 = 300 ms (Linux: "rto = 3 rtt").
+        let mut e = RttEstimator::new(SimDuration::from_secs(1), ms(200), SimDuration::from_secs(120));
+        e.sample_linux(ms(100), 1, 1000);
+        assert_eq!((e.srtt(), e.rto()), (Some(ms(100)), ms(300)));
+        // 120 ms within the round (snd_una 500 < rtt_seq 1000): err = +20 ms, SRTT =
+        // 102.5 ms; mdev*4 += 20 - 200/4 = -30 -> 170; mdev_max*4 stays 200, RTTVAR*4
+        // 200: RTO = 102.5 + 200 = 302.5 ms.
+        e.sample_linux(ms(120), 500, 1000);
+        assert_eq!(e.srtt(), Some(SimDuration::from_micros(102_500)));
+        assert_eq!(e.rto(), SimDuration::from_micros(302_500));
+        // 20 ms, below SRTT, in the next round (snd_una 1001 > 1000): err = -82.5 ms;
+        // SRTT = 102.5 - 10.3125 = 92.1875 ms; e = 82.5 - 170/4 = 40 > 0 -> 40/8 = 5
+        // -> mdev*4 = 175. Round ended: mdev_max*4 (200) < RTTVAR*4 (200) no; decay
+        // nothing; mdev_max*4 <- min_rto. RTO = 92.1875 + 200 ms: never below SRTT +
+        // min_rto, where RFC 6298's floor would allow 200 ms.
+        e.sample_linux(ms(20), 1001, 2000);
+        assert_eq!(e.srtt(), Some(SimDuration::from_micros(92_187) + SimDuration(500)));
+        assert_eq!(e.rto(), SimDuration::from_micros(292_187) + SimDuration(500));
+        assert_eq!(e.backoffs(), 0);
     }
 
     #[test]

@@ -121,6 +121,21 @@
 //!     sequence number) is clamped to snd_max, and zero-length sends are ignored. The
 //!     first send on an empty board starts it at that sequence number.
 //!
+//! # Time-based loss marking (RACK, RFC 8985)
+//!
+//! With `set_rack_marking(true)` the IsLost() pass is off: losses are marked per
+//! segment by the sender's RACK (`tcp::rack`), which asks the board to scan the
+//! segments in transmission order (`rack_detect_losses`). Each segment keeps the time
+//! of its last transmission; originals are in sequence order, which is their sending
+//! order, and retransmissions are queued in the order they were sent, so the scan
+//! needs neither sorting nor a search of the whole window. A lost segment that was
+//! retransmitted may be marked lost again (its retransmission was lost); marking
+//! clears its retransmitted flag, so pipe stops counting it and NextSeg() rule (1)
+//! picks it again. In this mode NextSeg() uses rules (1) and (2) only, as Linux
+//! (`tcp_xmit_retransmit_queue`) does: the rescue and the "not yet lost" retransmission
+//! of rules (3) and (4) are left to the tail loss probe. An RTO marks the head and
+//! every segment sent at least one RACK RTT ago (Linux `tcp_timeout_mark_lost`).
+//!
 //! # Complexity
 //!
 //! With n segments and h SACKed runs (one more than the holes) on the board:
@@ -142,6 +157,7 @@
 //! 240 KB of segment records.
 
 use crate::net::packet::SackBlock;
+use crate::time::{SimDuration, SimTime};
 use std::collections::VecDeque;
 
 /// One transmitted segment: [seq, seq + len).
@@ -153,6 +169,13 @@ struct Seg {
     sacked: u32,
     /// Retransmitted since first sent (or since the last RTO).
     retx: bool,
+    /// Ever retransmitted (its delivery says nothing about reordering, and its RTT is
+    /// ambiguous).
+    ever_retx: bool,
+    /// Marked lost by RACK (time-based marking only).
+    lost: bool,
+    /// When it was last transmitted.
+    xmit: SimTime,
 }
 
 impl Seg {
@@ -185,6 +208,14 @@ pub struct AckUpdate {
     pub new_sack_info: bool,
     /// The cumulative ACK reached RecoveryPoint and ended the loss recovery (§5 (A)).
     pub recovery_ended: bool,
+    /// The most recently sent never-retransmitted segment this ACK newly delivered
+    /// (fully SACKed or acked): its last transmission time and end (RACK).
+    pub newest_clean: Option<(SimTime, u64)>,
+    /// The same among retransmitted segments (whose RTT is ambiguous).
+    pub newest_retransmitted: Option<(SimTime, u64)>,
+    /// A never-retransmitted segment was delivered below the highest sequence
+    /// delivered before this ACK: the network reordered (RFC 8985 §6.2 step 3).
+    pub reordering: bool,
 }
 
 /// Why NextSeg() chose a retransmission.
@@ -242,6 +273,17 @@ pub struct Scoreboard {
     /// Start of the rescue segment NextSeg just returned, so that its `on_send` leaves
     /// HighRxt alone (C.2).
     pending_rescue: Option<u64>,
+    /// Losses are marked by RACK (`rack_detect_losses`) instead of IsLost().
+    rack_marking: bool,
+    /// One past the highest octet delivered (SACKed or acked) so far (RACK's fack).
+    fack: u64,
+    /// RACK: originals (never retransmitted) below this are SACKed, lost or
+    /// retransmitted, so no longer loss candidates.
+    rack_scan_from: u64,
+    /// RACK: retransmissions in the order sent, (segment start, transmission time).
+    retx_order: VecDeque<(u64, SimTime)>,
+    /// RACK: no lost, unretransmitted, unSACKed segment starts below this.
+    rtx_hint: u64,
 }
 
 impl Scoreboard {
@@ -270,7 +312,18 @@ impl Scoreboard {
             recovery_point: 0,
             rescue_rxt: None,
             pending_rescue: None,
+            rack_marking: false,
+            fack: 0,
+            rack_scan_from: 0,
+            retx_order: VecDeque::new(),
+            rtx_hint: u64::MAX,
         }
+    }
+
+    /// Time-based loss marking by RACK instead of RFC 6675's IsLost() (see the module
+    /// documentation). Set before the first send.
+    pub fn set_rack_marking(&mut self, on: bool) {
+        self.rack_marking = on;
     }
 
     /// Forget everything (keeping the allocations): the board is as from `new`.
@@ -288,6 +341,10 @@ impl Scoreboard {
         self.recovery_point = 0;
         self.rescue_rxt = None;
         self.pending_rescue = None;
+        self.fack = 0;
+        self.rack_scan_from = 0;
+        self.retx_order.clear();
+        self.rtx_hint = u64::MAX;
     }
 
     // ----- queries -----
@@ -337,6 +394,10 @@ impl Scoreboard {
     pub fn retransmitted_bytes(&self) -> u64 {
         self.retx_bytes
     }
+    /// The highest segment on the board, as (seq, len).
+    pub fn last_segment(&self) -> Option<(u64, u32)> {
+        self.segs.back().map(|g| (g.seq, g.len))
+    }
     /// One past the highest SACKed octet, if any octet in [snd_una, snd_max) is SACKed.
     pub fn highest_sacked(&self) -> Option<u64> {
         self.runs.back().map(|r| r.end)
@@ -370,7 +431,10 @@ impl Scoreboard {
     /// SACKed runs above it, or more than (DupThresh - 1) * SMSS SACKed octets above it
     /// (or an RTO since it was sent). False for SACKed octets and outside the window.
     pub fn is_lost(&self, seq: u64) -> bool {
-        seq >= self.una && seq < self.lost_end && !self.is_sacked(seq)
+        if seq < self.una || seq >= self.max || self.is_sacked(seq) {
+            return false;
+        }
+        seq < self.lost_end || (self.rack_marking && self.segs[self.seg_index(seq)].lost)
     }
 
     /// RFC 6675 SetPipe(): over the unSACKed octets of [snd_una, snd_max), one for each
@@ -388,6 +452,11 @@ impl Scoreboard {
     /// `seq` must not be above snd_max unless the board is empty.
     /// `is_retransmission` is checked (in debug builds) against the board.
     pub fn on_send(&mut self, seq: u64, len: u32, is_retransmission: bool) {
+        self.on_send_at(seq, len, is_retransmission, SimTime::ZERO);
+    }
+
+    /// `on_send` for a transmission at `now` (the time RACK reads).
+    pub fn on_send_at(&mut self, seq: u64, len: u32, is_retransmission: bool, now: SimTime) {
         if len == 0 {
             return;
         }
@@ -406,7 +475,7 @@ impl Scoreboard {
                 is_retransmission,
                 "on_send: [{seq}, {end}) resends data but is not flagged as a retransmission"
             );
-            self.mark_retransmitted(lo, hi);
+            self.mark_retransmitted(lo, hi, now);
             if self.pending_rescue == Some(seq) {
                 self.pending_rescue = None;
             } else {
@@ -429,6 +498,9 @@ impl Scoreboard {
                 len: (end - start) as u32,
                 sacked: 0,
                 retx: false,
+                ever_retx: false,
+                lost: false,
+                xmit: now,
             });
             self.max = end;
         }
@@ -440,21 +512,24 @@ impl Scoreboard {
     /// RecoveryPoint.
     pub fn on_ack(&mut self, cum_ack: u64, blocks: &[SackBlock]) -> AckUpdate {
         let mut up = AckUpdate::default();
+        let prior_fack = self.fack;
         let cum = cum_ack.min(self.max);
         if cum > self.una {
             up.newly_acked = cum - self.una;
-            up.delivered = up.newly_acked - self.advance_una(cum);
+            up.delivered = up.newly_acked - self.advance_una(cum, prior_fack, &mut up);
         }
         for b in blocks {
             let (a, e) = (b.start.max(self.una), b.end.min(self.max));
             if a < e {
-                up.newly_sacked += self.add_sack(a, e);
+                up.newly_sacked += self.add_sack(a, e, prior_fack, &mut up);
             }
         }
         if up.newly_sacked > 0 {
             up.delivered += up.newly_sacked;
             up.new_sack_info = true;
-            up.newly_lost = self.mark_losses();
+            if !self.rack_marking {
+                up.newly_lost = self.mark_losses();
+            }
         }
         if self.in_recovery && self.una >= self.recovery_point {
             self.exit_recovery();
@@ -497,6 +572,9 @@ impl Scoreboard {
     /// (it records the rescue).
     pub fn next_seg(&mut self, new_data_ok: bool) -> NextSeg {
         self.pending_rescue = None;
+        if self.rack_marking {
+            return self.next_seg_rack(new_data_ok);
+        }
         let s = self.first_unsacked_from(self.high_rxt.max(self.una));
         if let Some(s) = s {
             if s < self.lost_end {
@@ -552,14 +630,190 @@ impl Scoreboard {
     pub fn undo_rto_losses(&mut self) {
         self.lost_end = self.una;
         self.lost_bytes = 0;
+        if self.rack_marking {
+            // RACK re-derives the losses on the next ACK.
+            for s in self.segs.iter_mut() {
+                s.lost = false;
+            }
+            self.rtx_hint = u64::MAX;
+            self.rack_scan_from = self.una;
+            return;
+        }
         self.mark_losses();
+    }
+
+    // ----- RACK (time-based marking) -----
+
+    /// RFC 8985 §6.2 step 5 (`RACK_detect_loss`): every segment not yet delivered or
+    /// deemed lost that was sent before the RACK segment (`rack_xmit`, `rack_end`;
+    /// earlier time, or the same time and a lower end) is lost if it was sent at least
+    /// `wait` (RACK.rtt + RACK.reo_wnd) ago. Returns the octets newly deemed lost and,
+    /// if some candidates are not yet due, the time until the last of them is (the
+    /// RFC's maximum `remaining`).
+    pub fn rack_detect_losses(&mut self, rack_xmit: SimTime, rack_end: u64, now: SimTime, wait: SimDuration) -> (u64, Option<SimDuration>) {
+        let before = |xmit: SimTime, end: u64| xmit < rack_xmit || (xmit == rack_xmit && end < rack_end);
+        let due = |xmit: SimTime| now.0.saturating_sub(xmit.0) >= wait.0;
+        let remaining = |xmit: SimTime| SimDuration((xmit.0 + wait.0).saturating_sub(now.0));
+        let mut newly = 0;
+        let mut last_pending: Option<SimTime> = None;
+        // Originals, in sequence (= sending) order from the scan point.
+        let mut k = self.seg_index(self.rack_scan_from.max(self.una));
+        while k < self.segs.len() {
+            let g = self.segs[k];
+            if g.ever_retx || g.lost || g.sacked == g.len {
+                if g.seq <= self.rack_scan_from.max(self.una) {
+                    self.rack_scan_from = g.end();
+                }
+                k += 1;
+                continue;
+            }
+            if !before(g.xmit, g.end()) {
+                break;
+            }
+            if !due(g.xmit) {
+                // Later originals were sent later: none of them is due either. The
+                // last one sent before the RACK segment sets the timeout.
+                last_pending = self.last_original_before(k, &before).or(Some(g.xmit));
+                break;
+            }
+            newly += self.rack_mark_lost(k);
+            self.rack_scan_from = g.end();
+            k += 1;
+        }
+        // Retransmissions, in sending order; drop stale entries at the front.
+        let mut i = 0;
+        while i < self.retx_order.len() {
+            let (seq, xmit) = self.retx_order[i];
+            let live = self.live_retransmission(seq, xmit);
+            if live.is_none() {
+                if i == 0 {
+                    self.retx_order.pop_front();
+                } else {
+                    i += 1;
+                }
+                continue;
+            }
+            let k = live.unwrap();
+            if !before(xmit, self.segs[k].end()) {
+                break;
+            }
+            if !due(xmit) {
+                // The last live retransmission sent before the RACK segment.
+                let j = self.retx_order.partition_point(|&(s, t)| before(t, s + 1));
+                let last = (i..j).rev().find_map(|m| {
+                    let (s, t) = self.retx_order[m];
+                    self.live_retransmission(s, t).map(|_| t)
+                });
+                last_pending = last_pending.max(last.or(Some(xmit)));
+                break;
+            }
+            newly += self.rack_mark_lost(k);
+            if i == 0 {
+                self.retx_order.pop_front();
+            } else {
+                i += 1;
+            }
+        }
+        (newly, last_pending.map(remaining))
+    }
+
+    /// RTO with RACK (Linux `tcp_timeout_mark_lost`): the head and every unSACKed
+    /// segment sent at least `rack_rtt` ago are lost; the recovery state is left as
+    /// `mark_all_lost_for_rto` leaves it.
+    pub fn rack_mark_rto_losses(&mut self, now: SimTime, rack_rtt: SimDuration) {
+        for k in 0..self.segs.len() {
+            let g = self.segs[k];
+            if k == 0 || now.0.saturating_sub(g.xmit.0) >= rack_rtt.0 {
+                self.rack_mark_lost(k);
+            }
+        }
+        self.high_rxt = self.una;
+        self.in_recovery = false;
+        self.recovery_point = self.max;
+        self.rescue_rxt = None;
+        self.pending_rescue = None;
+    }
+
+    /// Marks segment `k` lost, or its retransmission lost if it was lost before
+    /// (Linux `tcp_mark_skb_lost`): the segment leaves pipe and waits for NextSeg()
+    /// rule (1) again. Returns the octets that left pipe.
+    fn rack_mark_lost(&mut self, k: usize) -> u64 {
+        let g = &mut self.segs[k];
+        if g.sacked == g.len || (g.lost && !g.retx) {
+            return 0;
+        }
+        let unsacked = g.unsacked();
+        if g.retx {
+            g.retx = false;
+            self.retx_bytes -= unsacked;
+        }
+        if !g.lost {
+            g.lost = true;
+            self.lost_bytes += unsacked;
+        }
+        self.rtx_hint = self.rtx_hint.min(g.seq);
+        unsacked
+    }
+
+    /// The index of the segment holding the live retransmission `(seq, xmit)` (its
+    /// latest, still in flight: neither delivered nor deemed lost), if it is one.
+    fn live_retransmission(&self, seq: u64, xmit: SimTime) -> Option<usize> {
+        if seq < self.una {
+            return None;
+        }
+        let k = self.seg_index(seq);
+        let g = self.segs.get(k)?;
+        (g.seq == seq && g.retx && g.sacked < g.len && g.xmit == xmit).then_some(k)
+    }
+
+    /// The transmission time of the last original loss candidate sent before the RACK
+    /// segment, searching from index `from` (a candidate that is sent before it).
+    fn last_original_before(&self, from: usize, before: &dyn Fn(SimTime, u64) -> bool) -> Option<SimTime> {
+        // Originals' first transmissions are in sequence order, so the candidates
+        // sent before the RACK segment end where an original is not; scan to there.
+        let mut last = None;
+        for g in self.segs.range(from..) {
+            if g.ever_retx || g.lost || g.sacked == g.len {
+                continue;
+            }
+            if !before(g.xmit, g.end()) {
+                break;
+            }
+            last = Some(g.xmit);
+        }
+        last
+    }
+
+    /// NextSeg() with RACK marking: rule (1) the lowest lost, unretransmitted,
+    /// unSACKed segment; rule (2) new data.
+    fn next_seg_rack(&mut self, new_data_ok: bool) -> NextSeg {
+        let mut k = self.seg_index(self.rtx_hint.max(self.una));
+        while k < self.segs.len() {
+            let g = self.segs[k];
+            if g.lost && !g.retx && g.sacked < g.len {
+                self.rtx_hint = g.seq;
+                return NextSeg::Retransmit { seq: g.seq, len: g.len, rule: RetransmitRule::Lost };
+            }
+            k += 1;
+        }
+        self.rtx_hint = u64::MAX;
+        if new_data_ok {
+            NextSeg::NewData
+        } else {
+            NextSeg::Nothing
+        }
+    }
+
+    /// Index of the segment holding octet `s` (or `segs.len()` past the end).
+    fn seg_index(&self, s: u64) -> usize {
+        self.segs.partition_point(|g| g.end() <= s)
     }
 
     // ----- internals -----
 
     /// Move snd_una up to `cum` (una < cum <= max). Returns the octets of [una, cum)
     /// that had been SACKed.
-    fn advance_una(&mut self, cum: u64) -> u64 {
+    fn advance_una(&mut self, cum: u64, prior_fack: u64, up: &mut AckUpdate) -> u64 {
         let old = self.una;
         let sacked_below = self.sacked_in(old, cum);
         let lost_hi = cum.min(self.lost_end);
@@ -571,6 +825,12 @@ impl Scoreboard {
                 if f.retx {
                     self.retx_bytes -= f.unsacked();
                 }
+                if f.lost {
+                    self.lost_bytes -= f.unsacked();
+                }
+                if self.rack_marking && f.sacked < f.len {
+                    Self::note_delivered(&f, prior_fack, up);
+                }
                 self.segs.pop_front();
             } else {
                 if f.seq < cum {
@@ -579,6 +839,9 @@ impl Scoreboard {
                     let cut_sacked = self.sacked_in(f.seq, cum) as u32;
                     if f.retx {
                         self.retx_bytes -= (cut - cut_sacked) as u64;
+                    }
+                    if f.lost {
+                        self.lost_bytes -= (cut - cut_sacked) as u64;
                     }
                     let g = &mut self.segs[0];
                     g.seq = cum;
@@ -600,11 +863,24 @@ impl Scoreboard {
         self.una = cum;
         self.lost_end = self.lost_end.max(cum);
         self.high_rxt = self.high_rxt.max(cum);
+        self.fack = self.fack.max(cum);
         sacked_below
     }
 
+    /// RACK's view of a newly delivered segment: the most recent transmissions and
+    /// reordering (a never-retransmitted segment below what was delivered before).
+    fn note_delivered(g: &Seg, prior_fack: u64, up: &mut AckUpdate) {
+        let slot = if g.ever_retx { &mut up.newest_retransmitted } else { &mut up.newest_clean };
+        if slot.is_none_or(|(t, e)| (g.xmit, g.end()) > (t, e)) {
+            *slot = Some((g.xmit, g.end()));
+        }
+        if !g.ever_retx && g.seq < prior_fack {
+            up.reordering = true;
+        }
+    }
+
     /// SACK [a, b) (una <= a < b <= max); returns the octets not SACKed before.
-    fn add_sack(&mut self, a: u64, b: u64) -> u64 {
+    fn add_sack(&mut self, a: u64, b: u64, prior_fack: u64, up: &mut AckUpdate) -> u64 {
         // Runs overlapping or touching [a, b) are runs[i..j]; they merge with it.
         let i = self.runs.partition_point(|r| r.end < a);
         let mut j = i;
@@ -614,7 +890,7 @@ impl Scoreboard {
         while j < self.runs.len() && self.runs[j].start <= b {
             let r = self.runs[j];
             if r.start > cursor {
-                newly += self.mark_sacked(cursor, r.start);
+                newly += self.mark_sacked(cursor, r.start, prior_fack, up);
             }
             cursor = cursor.max(r.end);
             lo = lo.min(r.start);
@@ -622,7 +898,7 @@ impl Scoreboard {
             j += 1;
         }
         if cursor < b {
-            newly += self.mark_sacked(cursor, b);
+            newly += self.mark_sacked(cursor, b, prior_fack, up);
         }
         let merged = Run { start: lo, end: hi };
         if j == i {
@@ -637,8 +913,9 @@ impl Scoreboard {
     }
 
     /// Account for the newly SACKed octets [a, b), none of them SACKed before.
-    fn mark_sacked(&mut self, a: u64, b: u64) -> u64 {
+    fn mark_sacked(&mut self, a: u64, b: u64, prior_fack: u64, up: &mut AckUpdate) -> u64 {
         self.sacked_bytes += b - a;
+        self.fack = self.fack.max(b);
         let lost_hi = b.min(self.lost_end);
         if lost_hi > a {
             self.lost_bytes -= lost_hi - a;
@@ -654,13 +931,20 @@ impl Scoreboard {
             if s.retx {
                 self.retx_bytes -= ov;
             }
+            if s.lost {
+                self.lost_bytes -= ov;
+            }
+            if self.rack_marking && s.sacked == s.len {
+                let g = *s;
+                Self::note_delivered(&g, prior_fack, up);
+            }
             k += 1;
         }
         b - a
     }
 
     /// Mark the segments overlapping [a, b) retransmitted.
-    fn mark_retransmitted(&mut self, a: u64, b: u64) {
+    fn mark_retransmitted(&mut self, a: u64, b: u64, now: SimTime) {
         let mut k = self.segs.partition_point(|s| s.end() <= a);
         while k < self.segs.len() {
             let s = &mut self.segs[k];
@@ -670,6 +954,11 @@ impl Scoreboard {
             if !s.retx {
                 s.retx = true;
                 self.retx_bytes += s.unsacked();
+            }
+            s.ever_retx = true;
+            s.xmit = now;
+            if self.rack_marking {
+                self.retx_order.push_back((s.seq, now));
             }
             k += 1;
         }
@@ -774,8 +1063,9 @@ impl Scoreboard {
         assert_eq!(total, self.sacked_bytes);
         let retx: u64 = self.segs.iter().filter(|s| s.retx).map(|s| s.unsacked()).sum();
         assert_eq!(retx, self.retx_bytes);
-        let lost = (self.lost_end - self.una) - self.sacked_in(self.una, self.lost_end);
-        assert_eq!(lost, self.lost_bytes);
+        let prefix = (self.lost_end - self.una) - self.sacked_in(self.una, self.lost_end);
+        let flagged: u64 = self.segs.iter().filter(|s| s.lost && s.seq >= self.lost_end).map(|s| s.unsacked()).sum();
+        assert_eq!(prefix + flagged, self.lost_bytes);
     }
 }
 
@@ -806,6 +1096,74 @@ mod tests {
     // SMSS = 1000, DupThresh = 3, so the byte rule needs more than 2 * 1000 SACKed
     // octets above an octet. 2, 3, 4 form a single SACKed run, so the run rule (3 runs)
     // never fires here: the bytes do.
+    fn ms(x: u64) -> SimTime {
+        SimTime(x * 1_000_000)
+    }
+
+    /// A RACK board with `n` segments of 1000 octets, segment k sent at k ms.
+    fn rack_board(n: u64) -> Scoreboard {
+        let mut sb = Scoreboard::new(1000, 3);
+        sb.set_rack_marking(true);
+        for k in 0..n {
+            sb.on_send_at(k * 1000, 1000, false, ms(k));
+        }
+        sb
+    }
+
+    #[test]
+    fn rack_marks_by_time_and_detects_lost_retransmissions() {
+        // 10 segments sent at 0..9 ms. At 100 ms the ACK SACKs segment 5 ([4000,
+        // 5000), sent at 4 ms): RACK segment (4 ms, 5000); no IsLost() marking.
+        let mut sb = rack_board(10);
+        let up = sb.on_ack(0, &[blk(4000, 5000)]);
+        assert_eq!((up.newest_clean, up.newly_lost, up.reordering), (Some((ms(4), 5000)), 0, false));
+        assert_eq!(sb.lost_bytes(), 0);
+        // wait = RACK.rtt 96 ms + reo_wnd 2 ms = 98 ms. At 100 ms segments sent at 0,
+        // 1, 2 ms are due (elapsed >= 98), the one sent at 3 ms is not: 1 ms remains.
+        let (lost, timeout) = sb.rack_detect_losses(ms(4), 5000, ms(100), SimDuration::from_millis(98));
+        assert_eq!((lost, timeout), (3000, Some(SimDuration::from_millis(1))));
+        sb.check_invariants();
+        assert_eq!(sb.pipe(), 10_000 - 1000 - 3000);
+        // At 101 ms the timer fires: the 4th is due too.
+        let (lost, timeout) = sb.rack_detect_losses(ms(4), 5000, ms(101), SimDuration::from_millis(98));
+        assert_eq!((lost, timeout), (1000, None));
+        // NextSeg: the lost ones in order. Retransmit segment 1 at 110 ms.
+        assert_eq!(sb.next_seg(false), retx(0, 1000, RetransmitRule::Lost));
+        sb.on_send_at(0, 1000, true, ms(110));
+        assert_eq!(sb.next_seg(false), retx(1000, 1000, RetransmitRule::Lost));
+        // New data at 120 ms; its SACK at 220 ms (RACK.rtt 100 ms): the retransmission
+        // of segment 1 (sent at 110 ms, before 120 ms) is due with reo_wnd 0: lost
+        // again, and it is the first to retransmit once more.
+        sb.on_send_at(10_000, 1000, false, ms(120));
+        let up = sb.on_ack(0, &[blk(10_000, 11_000)]);
+        assert_eq!(up.newest_clean, Some((ms(120), 11_000)));
+        let (lost, _) = sb.rack_detect_losses(ms(120), 11_000, ms(220), SimDuration::from_millis(100));
+        // Segments 6..10 (sent 5..9 ms, before 120 ms) are due as well: 5 + 1 segments.
+        assert_eq!(lost, 6000);
+        assert_eq!(sb.next_seg(false), retx(0, 1000, RetransmitRule::Lost));
+        sb.check_invariants();
+    }
+
+    #[test]
+    fn rack_reordering_rto_marking_and_undo() {
+        let mut sb = rack_board(6);
+        // SACK segment 5 first, then the cumulative ACK covers 1..3, never
+        // retransmitted and below what was delivered: reordering.
+        let up = sb.on_ack(0, &[blk(4000, 5000)]);
+        assert!(!up.reordering);
+        let up = sb.on_ack(3000, &[blk(4000, 5000)]);
+        assert!(up.reordering);
+        assert_eq!(up.newest_clean, Some((ms(2), 3000)));
+        // RTO at 10 ms with RACK.rtt 8 ms: the head (segment 4, sent 3 ms, 7 ms ago)
+        // is lost whatever its age; segment 6 (sent 5 ms) is not; 5 is SACKed.
+        sb.rack_mark_rto_losses(ms(10), SimDuration::from_millis(8));
+        assert!(sb.is_lost(3000) && !sb.is_lost(5000) && !sb.is_lost(4500));
+        sb.check_invariants();
+        sb.undo_rto_losses();
+        assert_eq!(sb.lost_bytes(), 0);
+        sb.check_invariants();
+    }
+
     #[test]
     fn undo_rto_losses_rederives_from_sacks() {
         let mut b = board(10);

@@ -35,16 +35,46 @@
 //! - Spurious-RTO truth: every RTO is reported to the owner with the sequence number
 //!   it retransmits and the transmission id; the simulation, which sees the receiver,
 //!   judges whether the original had been lost.
+//! - ECN (RFC 3168 §6.1): the SYN carries ECE and CWR when `ecn` is set or the CC
+//!   needs ECN, and a SYN-ACK with ECE (not CWR) makes the connection ECN-capable
+//!   (a retransmitted SYN asks no more, Linux `tcp_ecn_fallback`). New data segments
+//!   are then sent ECT(0); retransmissions and pure ACKs Not-ECT (§6.1.5). An ACK with
+//!   ECE in the Open state reduces the window once (ssthresh from the CC's
+//!   `ssthresh_after_ece`, cwnd = ssthresh) and enters CWR (Linux `tcp_enter_cwr`):
+//!   no growth and no further ECE response until snd_una passes `high_seq`, the
+//!   snd_max of the reduction (Linux requires strictly past it, so that the CWR
+//!   flag, sent on the next new data segment, has reached the receiver). Entering
+//!   fast recovery or an RTO also queues a CWR (Linux `tcp_ecn_queue_cwr`). Fast
+//!   recovery may begin from CWR and keeps CWR's ssthresh (Linux
+//!   `tcp_enter_recovery` from `TCP_CA_CWR`).
+//! - Proportional Rate Reduction (`prr`, RFC 6937 / Linux, module `prr`): during SACK
+//!   fast recovery and CWR, each ACK sets cwnd = pipe + sndcnt instead of cwnd =
+//!   ssthresh at once; the reduction ends with cwnd = ssthresh. PRR covers SACK
+//!   recovery only: without SACK, fast recovery stays RFC 6582's (window inflation).
+//! - RACK (`rack`, RFC 8985 §6, module `rack`): with SACK, losses are marked by time
+//!   (the scoreboard's IsLost() pass is off) and fast recovery starts as soon as a
+//!   segment is deemed lost (Linux `tcp_time_to_recover`: `lost_out > 0`); the
+//!   duplicate-ACK threshold survives as RACK's zero reordering window once DupThresh
+//!   segments are SACKed. The reordering timer re-runs the detection. In the Open and
+//!   CWR states the data in flight is RFC 6675's pipe, as Linux's
+//!   `tcp_packets_in_flight` (SACKed data leaves the window, so Limited Transmit is
+//!   implicit).
+//! - Tail Loss Probe (`tlp`, RFC 8985 §7, module `tlp`): the probe timer is re-armed
+//!   after new data is sent and on ACKs of new data, in Open and CWR only; a probe
+//!   that repaired a loss reduces the window once.
 //!
 //! Sequence space: SYN = 0, data bytes 1..=N, FIN = N+1 for finite transfers.
 
 use super::config::TcpConfig;
+use super::prr::{Prr, PrrAck, PrrMode};
+use super::rack::{has_dsack, Rack};
+use super::tlp::{self, ProbeOutcome, Tlp};
 use super::rate::RateSampler;
-use super::rtt::RttEstimator;
+use super::rtt::{RttEstimator, RttEstimatorKind};
 use super::scoreboard::Scoreboard;
 use super::{LazyTimer, Outbox, Segment, TimerKind};
-use crate::cc::{AckInfo, CaState, CongestionControl, Window};
-use crate::net::packet::{TcpHeader, FLAG_ACK, FLAG_FIN, FLAG_SYN};
+use crate::cc::{AckInfo, CaState, CongestionControl, EcnAckInfo, Window};
+use crate::net::packet::{Ecn, TcpHeader, FLAG_ACK, FLAG_CWR, FLAG_ECE, FLAG_FIN, FLAG_SYN};
 use crate::time::{Rate, SimDuration, SimTime};
 
 /// Connection phase of the sender.
@@ -81,6 +111,11 @@ pub struct SenderStats {
     pub frto_spurious: u64,
     /// Timeouts undone by Eifel detection.
     pub rto_undos: u64,
+    /// Window reductions in response to ECN-Echo (entries into CWR).
+    pub ecn_reductions: u64,
+    /// Tail loss probes sent, and those that repaired a loss (RFC 8985 §7).
+    pub tlp_probes: u64,
+    pub tlp_loss_repairs: u64,
 }
 
 /// An RTO the sender just took: what it retransmitted, for the spurious verdict.
@@ -132,10 +167,32 @@ pub struct TcpSender {
     /// This ACK's Karn-clean RTT sample and the minimum of all such samples.
     ack_rtt: Option<SimDuration>,
     min_rtt: Option<SimDuration>,
+    /// The handshake's RTT sample (an unambiguous SYN), which Linux's `tcp_min_rtt`
+    /// includes; RACK's min_RTT does too.
+    syn_rtt: Option<SimDuration>,
     /// Earliest time the next segment may leave when the CC paces.
     next_send_time: SimTime,
     pacing_timer: LazyTimer,
     stats: SenderStats,
+    /// ECN was asked for on the first SYN (RFC 3168 §6.1.1).
+    ecn_requested: bool,
+    /// ECN was negotiated: data is sent ECT(0) and ECE is acted on.
+    ecn_ok: bool,
+    /// Set CWR on the next new data segment (RFC 3168 §6.1.2).
+    cwr_pending: bool,
+    /// snd_max when the current CWR (or recovery) reduction began (Linux `high_seq`).
+    high_seq: u64,
+    /// The Proportional Rate Reduction in progress, if PRR is on.
+    prr: Option<Prr>,
+    /// What the ACK being processed tells PRR, and whether PRR already acted on it.
+    prr_ack: PrrAck,
+    prr_applied: bool,
+    /// RACK loss detection and its reordering timer (SACK connections with `rack`).
+    rack: Option<Rack>,
+    reo_timer: LazyTimer,
+    /// The tail loss probe episode and its timer (SACK connections with `tlp`).
+    tlp: Option<Tlp>,
+    pto_timer: LazyTimer,
     /// Set when the state an observer traces (cwnd, ssthresh, srtt, rto, ca) changed.
     pub trace_dirty: bool,
 }
@@ -153,7 +210,13 @@ impl TcpSender {
         let ssthresh = cbi_ssthresh.or(cfg.initial_ssthresh).unwrap_or(u64::MAX);
         let w = Window::new(cfg.iw.bytes(mss), ssthresh, mss, cfg.byte_counting, cfg.abc_limit);
         let rtt = RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto);
-        let scoreboard = cfg.sack.then(|| Scoreboard::new(mss, cfg.dupack_threshold));
+        let mut scoreboard = cfg.sack.then(|| Scoreboard::new(mss, cfg.dupack_threshold));
+        let rack = (cfg.rack && cfg.sack).then(Rack::default);
+        if let Some(sb) = scoreboard.as_mut() {
+            sb.set_rack_marking(rack.is_some());
+        }
+        let tlp = (cfg.tlp && cfg.sack).then(Tlp::default);
+        let ecn_requested = cfg.ecn || cc.needs_ecn();
         TcpSender {
             cc,
             w,
@@ -184,9 +247,21 @@ impl TcpSender {
             pending_rate_sample: None,
             ack_rtt: None,
             min_rtt: None,
+            syn_rtt: None,
             next_send_time: SimTime::ZERO,
             pacing_timer: LazyTimer::default(),
             stats: SenderStats::default(),
+            ecn_requested,
+            ecn_ok: false,
+            cwr_pending: false,
+            high_seq: 0,
+            prr: None,
+            prr_ack: PrrAck { delivered: 0, pipe: 0, una_advanced: false, newly_lost: false },
+            prr_applied: false,
+            rack,
+            reo_timer: LazyTimer::default(),
+            tlp,
+            pto_timer: LazyTimer::default(),
             trace_dirty: true,
             cfg,
         }
@@ -216,6 +291,10 @@ impl TcpSender {
     }
     pub fn snd_max(&self) -> u64 {
         self.snd_max
+    }
+    /// ECN was negotiated on this connection.
+    pub fn ecn_capable(&self) -> bool {
+        self.ecn_ok
     }
     /// Bytes sent and not yet cumulatively acknowledged.
     pub fn flight_size(&self) -> u64 {
@@ -284,8 +363,12 @@ impl TcpSender {
         self.syn_attempts += 1;
         self.syn_sent_at = now;
         self.tx_counter += 1;
-        let hdr = TcpHeader { seq: 0, flags: FLAG_SYN, tx_id: self.tx_counter, ..Default::default() };
-        out.segments.push(Segment { hdr, size: self.cfg.header_bytes });
+        let mut flags = FLAG_SYN;
+        if self.ecn_requested && self.syn_attempts == 1 {
+            flags |= FLAG_ECE | FLAG_CWR; // RFC 3168 §6.1.1: an ECN-setup SYN
+        }
+        let hdr = TcpHeader { seq: 0, flags, tx_id: self.tx_counter, ..Default::default() };
+        out.segments.push(Segment { hdr, size: self.cfg.header_bytes, ecn: Ecn::NotEct });
         self.snd_max = 1;
         self.snd_nxt = 1;
         self.rto_timer.arm(TimerKind::Rto, now + self.rtt.rto(), out);
@@ -294,20 +377,26 @@ impl TcpSender {
     /// Processes an ACK (or SYN-ACK) from the receiver.
     pub fn on_ack(&mut self, hdr: &TcpHeader, now: SimTime, out: &mut Outbox) {
         match self.phase {
-            Phase::SynSent if hdr.is_syn() && hdr.ack >= 1 => self.on_syn_ack(now, out),
+            Phase::SynSent if hdr.is_syn() && hdr.ack >= 1 => self.on_syn_ack(hdr, now, out),
             Phase::Established => self.on_data_ack(hdr, now, out),
             _ => {}
         }
     }
 
-    fn on_syn_ack(&mut self, now: SimTime, out: &mut Outbox) {
+    fn on_syn_ack(&mut self, hdr: &TcpHeader, now: SimTime, out: &mut Outbox) {
         self.phase = Phase::Established;
+        // RFC 3168 §6.1.1: an ECN-setup SYN-ACK has ECE set and CWR clear.
+        self.ecn_ok = self.ecn_requested && self.syn_attempts == 1 && hdr.is_ece() && !hdr.is_cwr();
         self.snd_una = 1;
         self.snd_nxt = 1;
         self.snd_max = 1;
         if self.syn_attempts == 1 {
             // Karn: only an unambiguous SYN gives a sample.
-            self.rtt.sample(now - self.syn_sent_at);
+            match self.cfg.rtt_estimator {
+                RttEstimatorKind::Rfc6298 => self.rtt.sample(now - self.syn_sent_at),
+                RttEstimatorKind::Linux => self.rtt.sample_linux(now - self.syn_sent_at, 1, 1),
+            }
+            self.syn_rtt = Some(now - self.syn_sent_at);
         } else {
             // RFC 6298 §5.7 and RFC 5681 §3.1 after a SYN timeout.
             if self.cfg.initial_rto < SimDuration::from_secs(3) {
@@ -318,6 +407,7 @@ impl TcpSender {
         self.rto_timer.cancel();
         self.trace_dirty = true;
         self.try_send(now, out);
+        self.schedule_loss_probe(now, out);
     }
 
     fn on_data_ack(&mut self, hdr: &TcpHeader, now: SimTime, out: &mut Outbox) {
@@ -327,16 +417,32 @@ impl TcpSender {
         }
         self.rwnd = hdr.wnd;
         let prior_in_flight = self.flight_size();
+        let segs_before = self.stats.segs_sent;
+        let una_advanced = ack > self.snd_una;
         let mut sack_new = false;
         let (mut newly_delivered, mut newly_lost) = (ack.saturating_sub(self.snd_una), 0);
+        let mut upd = None;
         if let Some(sb) = self.scoreboard.as_mut() {
-            let upd = sb.on_ack(ack, hdr.sack_blocks());
-            sack_new = upd.new_sack_info;
-            newly_delivered = upd.delivered;
-            newly_lost = upd.newly_lost;
+            let u = sb.on_ack(ack, hdr.sack_blocks());
+            sack_new = u.new_sack_info;
+            newly_delivered = u.delivered;
+            newly_lost = u.newly_lost;
+            upd = Some(u);
+        }
+        // A D-SACK leads the blocks (RFC 2883); the newest regular block follows it.
+        let dsack = hdr.nsack > 0 && has_dsack(hdr.sack_blocks(), ack);
+        let regular = &hdr.sack_blocks()[dsack as usize..];
+        // RACK (RFC 8985 §6.2 steps 1-6; min_RTT as of the previous ACK).
+        if let (Some(u), true) = (upd, self.rack.is_some()) {
+            let snd_una = ack.max(self.snd_una);
+            let min_rtt = self.rack_min_rtt();
+            let rack = self.rack.as_mut().expect("checked");
+            rack.on_ack(&u, now, min_rtt);
+            rack.on_dsack(dsack, snd_una, self.snd_max);
+            newly_lost += self.rack_detect(now, out);
         }
         // Delivery-rate sample and the per-ACK RTT sample (Karn-clean) for the CC.
-        let top_sack = if sack_new { hdr.sack_blocks().first().map(|b| b.end) } else { None };
+        let top_sack = if sack_new { regular.first().map(|b| b.end) } else { None };
         let (rs, ack_rtt) = self.rate.on_ack(
             now,
             ack.max(self.snd_una),
@@ -348,9 +454,37 @@ impl TcpSender {
         );
         self.pending_rate_sample = rs;
         self.ack_rtt = ack_rtt;
+        if self.cfg.prr != PrrMode::Off {
+            self.prr_ack = PrrAck { delivered: newly_delivered, pipe: 0, una_advanced, newly_lost: newly_lost > 0 };
+            self.prr_applied = false;
+        }
         if let Some(r) = ack_rtt {
             self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
             self.cc.on_rtt_sample(r, now);
+            if self.cfg.rtt_estimator == RttEstimatorKind::Linux {
+                // Linux feeds every ACK's sample to its estimator (tcp_ack_update_rtt).
+                self.rtt.sample_linux(r, ack.max(self.snd_una), self.snd_max);
+            }
+        }
+        // The tail loss probe's ACK (RFC 8985 §7.4).
+        if let Some(t) = self.tlp.as_mut() {
+            if t.on_ack(ack, dsack, una_advanced, sack_new) == ProbeOutcome::LossRepaired {
+                self.tlp_reduce(now);
+            }
+        }
+        // ECN-Echo (RFC 3168 §6.1.2): tell the CC (DCTCP's alpha), and reduce once per
+        // window of data if nothing else has reduced it.
+        let ece = self.ecn_ok && hdr.is_ece();
+        if self.ecn_ok {
+            self.cc.on_ecn_ack(&EcnAckInfo {
+                delivered: newly_delivered,
+                ece,
+                snd_una: ack.max(self.snd_una),
+                snd_nxt: self.snd_max,
+            });
+        }
+        if ece && self.ca == CaState::Open {
+            self.enter_cwr(now);
         }
         if ack > self.snd_una {
             let acked = ack - self.snd_una;
@@ -369,6 +503,9 @@ impl TcpSender {
                 self.take_rtt_sample(ack, now);
             }
             self.dupacks = 0;
+            if self.rack.is_some() && self.rack_recovery_due() {
+                self.enter_recovery(now, out);
+            }
             self.on_new_ack(acked, prior_in_flight, now, out);
         } else if ack == self.snd_una && hdr.len == 0 && self.flight_size() > 0 {
             let is_dup = self.scoreboard.is_none() || sack_new;
@@ -388,6 +525,14 @@ impl TcpSender {
                 }
             }
         }
+        if ece && self.ca == CaState::Open {
+            // This ACK ended a reduction (CWR or recovery) and echoes CE again: the
+            // next round trip's reduction starts now (Linux `tcp_try_to_open`).
+            self.enter_cwr(now);
+        }
+        if self.prr.is_some() && matches!(self.ca, CaState::Recovery | CaState::Cwr) && !self.prr_applied {
+            self.apply_prr();
+        }
         if let Some(rs) = self.pending_rate_sample.take() {
             self.cc.on_rate_sample(&mut self.w, &rs);
             self.w.cwnd = self.w.cwnd.max(self.cfg.mss as u64);
@@ -397,14 +542,140 @@ impl TcpSender {
             self.phase = Phase::Closed;
             self.rto_timer.cancel();
             self.pacing_timer.cancel();
+            self.pto_timer.cancel();
+            self.reo_timer.cancel();
+        } else if self.tlp.is_some() && (una_advanced || self.stats.segs_sent > segs_before) {
+            self.schedule_loss_probe(now, out);
         }
         self.trace_dirty = true;
+    }
+
+    /// RACK's loss scan now (steps 4-6): marks losses, arms or stops the reordering
+    /// timer; returns the octets newly deemed lost.
+    fn rack_detect(&mut self, now: SimTime, out: &mut Outbox) -> u64 {
+        let (Some(rack), Some(sb)) = (self.rack.as_ref(), self.scoreboard.as_mut()) else { return 0 };
+        let in_recovery = matches!(self.ca, CaState::Recovery | CaState::Loss);
+        let dupthresh_sacked = sb.sacked_bytes() > (self.cfg.dupack_threshold.max(1) as u64 - 1) * self.cfg.mss as u64;
+        let min_rtt = match (self.min_rtt, self.syn_rtt) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let reo_wnd = rack.reo_wnd(in_recovery, dupthresh_sacked, min_rtt, self.rtt.srtt());
+        let (lost, timeout) = rack.detect_losses(sb, now, reo_wnd);
+        match timeout {
+            Some(t) => {
+                self.reo_timer.arm(TimerKind::Reorder, now + t, out);
+                self.pto_timer.cancel();
+            }
+            None => self.reo_timer.cancel(),
+        }
+        lost
+    }
+
+    /// RACK's min_RTT: the smallest RTT sample, the handshake's included.
+    fn rack_min_rtt(&self) -> Option<SimDuration> {
+        match (self.min_rtt, self.syn_rtt) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// RACK says fast recovery should start (Linux `tcp_time_to_recover` with RACK:
+    /// something is deemed lost).
+    fn rack_recovery_due(&self) -> bool {
+        self.rack.is_some()
+            && matches!(self.ca, CaState::Open | CaState::Cwr)
+            && self.frto == Frto::Off
+            && self.scoreboard.as_ref().is_some_and(|sb| sb.lost_bytes() > 0 && sb.may_enter_recovery())
+    }
+
+    /// The RACK reordering timer event of generation `gen` (RFC 8985 §6.3, Linux
+    /// `tcp_rack_reo_timeout`): losses now due start recovery and are retransmitted.
+    pub fn on_reorder_timer(&mut self, gen: u32, now: SimTime, out: &mut Outbox) {
+        if !self.reo_timer.fire(TimerKind::Reorder, gen, now, out) || self.phase != Phase::Established {
+            return;
+        }
+        if self.rack_detect(now, out) > 0 {
+            if self.rack_recovery_due() {
+                // As Linux: PRR sees one segment delivered, no ACK behind it.
+                self.prr_ack = PrrAck { delivered: self.cfg.mss as u64, pipe: 0, una_advanced: false, newly_lost: false };
+                self.prr_applied = false;
+                self.enter_recovery(now, out);
+            }
+            self.try_send(now, out);
+        }
+        self.schedule_loss_probe(now, out);
+        self.trace_dirty = true;
+    }
+
+    /// Arms the probe timer if a tail loss probe may be sent (RFC 8985 §7.2), or
+    /// stops it.
+    fn schedule_loss_probe(&mut self, now: SimTime, out: &mut Outbox) {
+        if self.tlp.is_none() {
+            return;
+        }
+        let flight = self.flight_size();
+        if !matches!(self.ca, CaState::Open | CaState::Cwr)
+            || flight == 0
+            || self.phase != Phase::Established
+            || self.reo_timer.deadline().is_some()
+        {
+            self.pto_timer.cancel();
+            return;
+        }
+        let rto_left = self.rto_timer.deadline().map_or(self.rtt.rto(), |d| SimDuration(d.0.saturating_sub(now.0)));
+        let pto = tlp::pto(self.rtt.srtt(), flight <= self.cfg.mss as u64, rto_left);
+        self.pto_timer.arm(TimerKind::LossProbe, now + pto, out);
+    }
+
+    /// The probe timer event of generation `gen` (RFC 8985 §7.3, Linux
+    /// `tcp_send_loss_probe`): one new segment if allowed, else the highest one again.
+    pub fn on_loss_probe_timer(&mut self, gen: u32, now: SimTime, out: &mut Outbox) {
+        if !self.pto_timer.fire(TimerKind::LossProbe, gen, now, out) {
+            return;
+        }
+        let Some(t) = self.tlp else { return };
+        if t.outstanding() || !matches!(self.ca, CaState::Open | CaState::Cwr) || self.flight_size() == 0 || self.phase != Phase::Established {
+            return;
+        }
+        let mss = self.cfg.mss as u64;
+        let new_ok = self.has_unsent_data(self.snd_max) && self.snd_max + mss <= self.snd_una.saturating_add(self.rwnd.max(mss));
+        let retransmitted = !new_ok;
+        if new_ok {
+            self.snd_nxt = self.snd_max;
+            self.send_segment_at(self.snd_max, now, out);
+        } else {
+            let seq = self.scoreboard.as_ref().and_then(|sb| sb.last_segment()).map_or(self.snd_una, |(s, _)| s);
+            self.retransmit_at(seq, now, out);
+        }
+        if let Some(t) = self.tlp.as_mut() {
+            t.on_probe(self.snd_max, retransmitted);
+        }
+        self.stats.tlp_probes += 1;
+        self.rto_timer.arm(TimerKind::Rto, now + self.rtt.rto(), out);
+        self.trace_dirty = true;
+    }
+
+    /// A probe repaired a loss: reduce the window once (Linux: enter CWR and end it
+    /// at once, cwnd = ssthresh).
+    fn tlp_reduce(&mut self, now: SimTime) {
+        if !matches!(self.ca, CaState::Open | CaState::Cwr) {
+            return;
+        }
+        let flight = self.flight_size();
+        self.w.ssthresh = self.cc.ssthresh_after_loss(&self.w, self.reduction_base(flight));
+        self.w.cwnd = self.w.ssthresh;
+        self.prr = None;
+        self.stats.tlp_loss_repairs += 1;
+        self.set_ca(CaState::Cwr, now);
+        self.set_ca(CaState::Open, now);
     }
 
     /// The pacing timer event of generation `gen`: send what is now allowed.
     pub fn on_pacing_timer(&mut self, gen: u32, now: SimTime, out: &mut Outbox) {
         if self.pacing_timer.fire(TimerKind::Pacing, gen, now, out) {
             self.try_send(now, out);
+            self.schedule_loss_probe(now, out);
         }
     }
 
@@ -421,6 +692,9 @@ impl TcpSender {
     }
 
     fn take_rtt_sample(&mut self, ack: u64, now: SimTime) {
+        if self.cfg.rtt_estimator == RttEstimatorKind::Linux {
+            return; // every ACK's sample is taken in on_data_ack
+        }
         if let Some((end, sent)) = self.timed {
             if ack >= end {
                 // The RTO estimator takes one timed sample per RTT (RFC 6298 §3, ns-2);
@@ -432,6 +706,13 @@ impl TcpSender {
     }
 
     fn on_new_ack(&mut self, acked: u64, prior_in_flight: u64, now: SimTime, out: &mut Outbox) {
+        if self.ca == CaState::Cwr && self.snd_una > self.high_seq {
+            // The data sent before the reduction is acked: CWR ends (Linux
+            // `tcp_end_cwnd_reduction`, cwnd = ssthresh) and growth resumes.
+            self.w.cwnd = self.w.ssthresh;
+            self.prr = None;
+            self.set_ca(CaState::Open, now);
+        }
         let info = AckInfo {
             now,
             acked_bytes: acked,
@@ -451,6 +732,7 @@ impl TcpSender {
                     } else {
                         self.w.ssthresh.min(flight.max(self.cfg.mss as u64) + self.cfg.mss as u64)
                     };
+                    self.prr = None;
                     self.set_ca(CaState::Open, now);
                 } else if self.scoreboard.is_none() {
                     // Partial ACK (RFC 6582 §3.2 step 4): retransmit the next hole,
@@ -507,6 +789,8 @@ impl TcpSender {
                 }
             }
             CaState::Open => self.cc.on_ack(&mut self.w, &info),
+            // No growth while the window is being reduced (Linux `tcp_cong_control`).
+            CaState::Cwr => {}
         }
         // RFC 6298 §5.3: restart the timer when new data is acked; stop it when all is.
         if self.flight_size() > 0 {
@@ -537,7 +821,12 @@ impl TcpSender {
 
     fn on_dupack(&mut self, now: SimTime, out: &mut Outbox) {
         match self.ca {
-            CaState::Open => {
+            CaState::Open | CaState::Cwr if self.rack.is_some() => {
+                if self.rack_recovery_due() {
+                    self.enter_recovery(now, out);
+                }
+            }
+            CaState::Open | CaState::Cwr => {
                 let lost_by_sack = self
                     .scoreboard
                     .as_ref()
@@ -558,29 +847,106 @@ impl TcpSender {
 
     fn enter_recovery(&mut self, now: SimTime, out: &mut Outbox) {
         let flight = self.flight_size();
-        self.w.ssthresh = self.cc.ssthresh_after_loss(&self.w, flight);
+        if self.ca != CaState::Cwr {
+            // From CWR the window was already reduced in this round trip (and PRR,
+            // if on, continues the same reduction).
+            self.w.ssthresh = self.cc.ssthresh_after_loss(&self.w, self.reduction_base(flight));
+            self.prr = if self.scoreboard.is_some() {
+                Prr::start(self.cfg.prr, self.w.ssthresh, flight, self.w.cwnd)
+            } else {
+                None
+            };
+        }
+        self.cwr_pending |= self.ecn_ok;
+        self.high_seq = self.snd_max;
         self.recover = self.snd_max - 1;
+        if let Some(t) = self.tlp.as_mut() {
+            t.clear();
+        }
+        self.pto_timer.cancel();
         self.stats.fast_retransmits += 1;
         self.set_ca(CaState::Recovery, now);
         self.timed = None;
-        if let Some(sb) = self.scoreboard.as_mut() {
-            // RFC 6675 §5 step (4): RecoveryPoint = HighData, cwnd = ssthresh,
+        if self.scoreboard.is_some() {
+            // RFC 6675 §5 step (4): RecoveryPoint = HighData, cwnd = ssthresh (or
+            // PRR's first step, which allows at least this retransmission),
             // retransmit the first segment; then transmission is pipe-driven.
-            self.w.cwnd = self.w.ssthresh;
-            if let Some((seq, _)) = sb.enter_recovery() {
-                self.retransmit_at(seq, now, out);
+            if self.prr.is_some() {
+                self.apply_prr();
+            } else {
+                self.w.cwnd = self.w.ssthresh;
+            }
+            let sb = self.scoreboard.as_mut().expect("SACK recovery");
+            let first = sb.enter_recovery();
+            // With RACK and PRR the lost segments go out through NextSeg as PRR
+            // allows (Linux retransmits only what is marked lost; PRR's first step
+            // allows one segment); otherwise RFC 6675 (4.3) retransmits the first one.
+            if let Some((seq, _)) = first {
+                if self.rack.is_none() || self.prr.is_none() {
+                    self.retransmit_at(seq, now, out);
+                }
             }
         } else {
             // RFC 6582 §3.2 step 2: retransmit, cwnd = ssthresh + 3 MSS.
+            self.prr = None;
             self.retransmit_at(self.snd_una, now, out);
             self.w.cwnd = self.w.ssthresh + self.cfg.dupack_threshold as u64 * self.cfg.mss as u64;
         }
         self.rto_timer.arm(TimerKind::Rto, now + self.rtt.rto(), out);
     }
 
+    /// RFC 3168 §6.1.2 / Linux `tcp_enter_cwr`: reduce the window once for an
+    /// ECN-Echo and hold it until the data outstanding now is acked.
+    fn enter_cwr(&mut self, now: SimTime) {
+        let flight = self.flight_size();
+        self.w.ssthresh = self.cc.ssthresh_after_ece(&self.w, self.reduction_base(flight));
+        self.prr = Prr::start(self.cfg.prr, self.w.ssthresh, flight, self.w.cwnd);
+        if self.prr.is_none() {
+            self.w.cwnd = self.w.ssthresh;
+        }
+        self.w.bytes_acked = 0;
+        self.high_seq = self.snd_max;
+        self.cwr_pending = true;
+        self.stats.ecn_reductions += 1;
+        if let Some(t) = self.tlp.as_mut() {
+            t.clear();
+        }
+        self.set_ca(CaState::Cwr, now);
+    }
+
+    /// What a window reduction starts from: FlightSize (RFC 5681 eq. 4) or cwnd
+    /// (Linux, `ssthresh_from_cwnd`).
+    fn reduction_base(&self, flight: u64) -> u64 {
+        if self.cfg.ssthresh_from_cwnd {
+            self.w.cwnd
+        } else {
+            flight
+        }
+    }
+
+    /// PRR's cwnd for the ACK being processed (once per ACK).
+    fn apply_prr(&mut self) {
+        self.prr_applied = true;
+        let pipe = match self.scoreboard.as_ref() {
+            Some(sb) => sb.pipe(),
+            None => self.flight_size(),
+        };
+        let mss = self.cfg.mss as u64;
+        if let Some(p) = self.prr.as_mut() {
+            if let Some(cwnd) = p.on_ack(&PrrAck { pipe, ..self.prr_ack }, mss) {
+                self.w.cwnd = cwnd.max(mss);
+            }
+        }
+    }
+
     fn set_ca(&mut self, to: CaState, now: SimTime) {
         if self.ca != to {
             let from = self.ca;
+            if to == CaState::Open && matches!(from, CaState::Recovery | CaState::Loss) {
+                if let Some(r) = self.rack.as_mut() {
+                    r.on_recovery_exit();
+                }
+            }
             self.ca = to;
             self.cc.on_state_change(&mut self.w, from, to, now);
         }
@@ -610,7 +976,7 @@ impl TcpSender {
                 let prior = (self.w.cwnd, self.w.ssthresh);
                 if first_timeout || self.ca != CaState::Loss {
                     let flight = self.flight_size();
-                    self.w.ssthresh = self.cc.ssthresh_after_loss(&self.w, flight);
+                    self.w.ssthresh = self.cc.ssthresh_after_loss(&self.w, self.reduction_base(flight));
                 }
                 self.w.cwnd = self.cfg.mss as u64; // LossWindow (RFC 5681 §3.1)
                 self.w.bytes_acked = 0;
@@ -618,11 +984,22 @@ impl TcpSender {
                 self.recover = self.snd_max - 1;
                 self.dupacks = 0;
                 self.timed = None;
+                self.cwr_pending |= self.ecn_ok;
+                self.prr = None;
                 self.set_ca(CaState::Loss, now);
                 self.cc.on_rto(&mut self.w, now);
+                let rack_rtt = self.rack.as_ref().map(|r| r.rtt());
                 if let Some(sb) = self.scoreboard.as_mut() {
-                    sb.mark_all_lost_for_rto();
+                    match rack_rtt {
+                        Some(rtt) => sb.rack_mark_rto_losses(now, rtt),
+                        None => sb.mark_all_lost_for_rto(),
+                    }
                 }
+                if let Some(t) = self.tlp.as_mut() {
+                    t.clear();
+                }
+                self.pto_timer.cancel();
+                self.reo_timer.cancel();
                 // F-RTO in its basic form, also with SACK (as Linux allows): the SACK
                 // board's RTO loss marking is undone if the timeout proves spurious.
                 self.frto = if self.cfg.frto { Frto::AwaitFirst } else { Frto::Off };
@@ -662,6 +1039,13 @@ impl TcpSender {
         if fin {
             flags |= FLAG_FIN;
         }
+        // RFC 3168 §6.1.5: ECT on new data only; CWR on the first new data segment
+        // after a reduction (Linux `tcp_ecn_send`).
+        let ecn = if self.ecn_ok && len > 0 && !retransmission { Ecn::Ect0 } else { Ecn::NotEct };
+        if ecn == Ecn::Ect0 && self.cwr_pending {
+            flags |= FLAG_CWR;
+            self.cwr_pending = false;
+        }
         let hdr = TcpHeader {
             seq,
             ack: 1,
@@ -678,7 +1062,10 @@ impl TcpSender {
             // after this one (Linux `tcp_internal_pacing`).
             self.next_send_time = self.next_send_time.max(now) + Rate(r.0.max(1)).tx_time(len + self.cfg.header_bytes);
         }
-        out.segments.push(Segment { hdr, size: len + self.cfg.header_bytes });
+        out.segments.push(Segment { hdr, size: len + self.cfg.header_bytes, ecn });
+        if let Some(p) = self.prr.as_mut() {
+            p.on_send(len as u64);
+        }
         self.stats.segs_sent += 1;
         self.stats.bytes_sent += len as u64;
         if retransmission {
@@ -691,7 +1078,7 @@ impl TcpSender {
             self.timed = Some((end, now));
         }
         if let Some(sb) = self.scoreboard.as_mut() {
-            sb.on_send(seq, len + fin as u32, retransmission);
+            sb.on_send_at(seq, len + fin as u32, retransmission, now);
         }
         self.snd_nxt = self.snd_nxt.max(end);
         if end > self.snd_max {
@@ -723,7 +1110,7 @@ impl TcpSender {
             return;
         }
         let mss = self.cfg.mss as u64;
-        if self.scoreboard.is_some() && self.ca != CaState::Open && self.frto != Frto::AwaitSecond {
+        if self.scoreboard.is_some() && matches!(self.ca, CaState::Recovery | CaState::Loss) && self.frto != Frto::AwaitSecond {
             self.pipe_send(now, out);
             return;
         }
@@ -739,9 +1126,13 @@ impl TcpSender {
             }
             let (len, fin) = self.segment_at(seq);
             let seg = (len as u64).max(1);
-            let in_flight = self.snd_nxt - self.snd_una;
+            // With RACK, what is in flight is pipe (Linux `tcp_packets_in_flight`).
+            let in_flight = match (&self.rack, &self.scoreboard) {
+                (Some(_), Some(sb)) if self.snd_nxt >= self.snd_max => sb.pipe(),
+                _ => self.snd_nxt - self.snd_una,
+            };
             let mut window = self.w.cwnd;
-            if self.ca == CaState::Open && self.cfg.limited_transmit && self.dupacks > 0 && self.dupacks < self.cfg.dupack_threshold {
+            if self.rack.is_none() && matches!(self.ca, CaState::Open | CaState::Cwr) && self.cfg.limited_transmit && self.dupacks > 0 && self.dupacks < self.cfg.dupack_threshold {
                 // RFC 3042 §2: one extra segment per duplicate ACK, new data only.
                 if seq >= self.snd_max {
                     window += self.dupacks as u64 * mss;
@@ -949,4 +1340,50 @@ mod tests {
         assert_eq!((s.stats().rto_undos, s.ca_state()), (0, CaState::Loss));
         assert_eq!(out.segments.first().map(|g| g.hdr.seq), Some(1461));
     }
+
+    #[test]
+    fn ecn_negotiation_ect_and_one_reduction_per_window() {
+        // linux-2.6: no PRR, so the reduction is immediate (RFC 3168), and ssthresh
+        // comes from FlightSize.
+        let mut cfg = TcpConfig::profile("linux-2.6").unwrap();
+        cfg.ecn = true;
+        let mss = cfg.mss as u64;
+        let mut s = TcpSender::new(cfg, Box::new(Reno), Some(1_000_000), None);
+        let mut out = Outbox::default();
+        s.open(SimTime(0), &mut out);
+        assert!(out.segments[0].hdr.is_ece() && out.segments[0].hdr.is_cwr(), "ECN-setup SYN");
+        out.clear();
+        let synack = TcpHeader { ack: 1, flags: FLAG_SYN | FLAG_ACK | FLAG_ECE, wnd: 1 << 30, ..Default::default() };
+        s.on_ack(&synack, SimTime(1_000_000), &mut out);
+        assert!(s.ecn_capable());
+        // IW10, all ECT(0), no CWR yet.
+        assert_eq!(out.segments.len(), 10);
+        assert!(out.segments.iter().all(|g| g.ecn == Ecn::Ect0 && !g.hdr.is_cwr()));
+        out.clear();
+        let ack = |k: u64, ece: bool| TcpHeader {
+            ack: 1 + k * mss,
+            flags: if ece { FLAG_ACK | FLAG_ECE } else { FLAG_ACK },
+            wnd: 1 << 30,
+            ..Default::default()
+        };
+        // The first ECE (ACK of 2 segments, FlightSize 10 MSS before it): ssthresh =
+        // cwnd = 10/2 = 5 MSS, state CWR (code 3).
+        s.on_ack(&ack(2, true), SimTime(2_000_000), &mut out);
+        assert_eq!((s.stats().ecn_reductions, s.w.cwnd, s.ca_state()), (1, 5 * mss, CaState::Cwr));
+        // More ECE within the window (up to snd_una = high_seq = 1 + 10 MSS): no new
+        // reduction, no growth. New data goes out as the flight falls below 5 MSS,
+        // the first new segment with CWR.
+        for k in 3..=10 {
+            s.on_ack(&ack(k, true), SimTime(2_000_000 + k), &mut out);
+        }
+        assert_eq!((s.stats().ecn_reductions, s.w.cwnd), (1, 5 * mss));
+        let cwr: Vec<bool> = out.segments.iter().map(|g| g.hdr.is_cwr()).collect();
+        assert!(cwr.len() >= 2 && cwr[0] && cwr[1..].iter().all(|c| !c), "{cwr:?}");
+        // An ACK beyond high_seq ends CWR (cwnd = ssthresh); still echoing CE, it
+        // starts the next round trip's reduction at once (Linux tcp_try_to_open).
+        s.on_ack(&ack(11, true), SimTime(3_000_000), &mut out);
+        assert_eq!(s.stats().ecn_reductions, 2);
+        assert_eq!(s.ca_state(), CaState::Cwr);
+    }
 }
+

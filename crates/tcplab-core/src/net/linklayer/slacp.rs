@@ -63,9 +63,9 @@
 use super::fec::{self, ErasureBlock};
 use super::{LinkContext, LinkLayer, LlOutput, LlStats};
 use crate::net::packet::{
-    BlockRef, FlowId, LinkFrame, LinkFrameKind, LinkId, NodeId, Packet, PacketId, PacketPool, Transport, NO_FLOW,
+    BlockRef, Ecn, FlowId, LinkFrame, LinkFrameKind, LinkId, NodeId, Packet, PacketId, PacketPool, Transport, NO_FLOW,
 };
-use crate::net::queue::{EnqueueCtx, QueueDisc, QueuedPacket, Verdict};
+use crate::net::queue::{DequeueCtx, EnqueueCtx, QueueDisc, QueuedPacket, Verdict};
 use crate::time::{SimDuration, SimTime};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
@@ -328,13 +328,20 @@ pub struct Slacp {
 impl Slacp {
     pub fn new(p: SlacpParams, ctx: LinkContext) -> Result<Slacp, String> {
         p.validate()?;
+        // A channel hands IP packets to frames as soon as they leave its queue and
+        // has nowhere to report a packet dropped from inside the queue or a CE mark.
+        if ctx.queue.drops_queued_packets() || ctx.queue.marks_ecn() || ctx.queue.hashes_flows() {
+            return Err("queue: a link layer's IP queues cannot drop queued packets, hash flows or mark ECN \
+                        (codel, fq_codel, ecn = true); accepted: drop_tail, red or pie without ecn"
+                .to_string());
+        }
         let mut channels = Vec::with_capacity(p.channels.len());
         for spec in &p.channels {
             channels.push(Channel {
                 priority: spec.priority,
                 arq: spec.arq,
                 fec: spec.fec,
-                queue: ctx.queue.build().map_err(|e| format!("queue: {e}"))?,
+                queue: ctx.queue.build(0).map_err(|e| format!("queue: {e}"))?,
                 unsent: None,
                 next_seq: 0,
                 base: 0,
@@ -381,9 +388,10 @@ impl Slacp {
             dst: self.to,
             size,
             transport: Transport::Link(LinkFrame { link: self.link, channel, kind }),
+            ecn: Ecn::NotEct,
             sent_at,
         });
-        QueuedPacket { id, size, dst: self.to, flow }
+        QueuedPacket { id, size, dst: self.to, flow, ecn: Ecn::NotEct }
     }
 
     /// The live block a reference points to.
@@ -635,9 +643,10 @@ impl Slacp {
                 channel: c as u8,
                 kind: LinkFrameKind::Ack { cum: ch.rx_next, bitmap, horizon },
             }),
+            ecn: Ecn::NotEct,
             sent_at: now,
         });
-        out.acks.push(QueuedPacket { id, size: self.p.ack_bytes, dst: self.from, flow: NO_FLOW });
+        out.acks.push(QueuedPacket { id, size: self.p.ack_bytes, dst: self.from, flow: NO_FLOW, ecn: Ecn::NotEct });
         self.stats.acks_sent += 1;
     }
 
@@ -658,7 +667,7 @@ impl LinkLayer for Slacp {
         let ch = &mut self.channels[c];
         let v = ch.queue.enqueue(pkt, ctx);
         if v == Verdict::Enqueued && ch.unsent.is_none() {
-            ch.unsent = ch.queue.dequeue(ctx.now).map(|q| (q.id, q.size));
+            ch.unsent = ch.queue.dequeue(&mut DequeueCtx { now: ctx.now, dropped: ctx.dropped }).map(|q| (q.id, q.size));
         }
         v
     }
@@ -741,7 +750,9 @@ impl LinkLayer for Slacp {
             if fsize as u64 > room {
                 return None;
             }
-            ch.unsent = ch.queue.dequeue(now).map(|q| (q.id, q.size));
+            // Disciplines that drop at dequeue are refused in `new`: nothing lands here.
+            let mut none = Vec::new();
+            ch.unsent = ch.queue.dequeue(&mut DequeueCtx { now, dropped: &mut none }).map(|q| (q.id, q.size));
             let seq = ch.next_seq;
             ch.next_seq += 1;
             if ch.arq {
@@ -1020,9 +1031,10 @@ mod tests {
     }
 
     fn offer(s: &mut Slacp, pool: &mut PacketPool, seq: u64) -> PacketId {
-        let pkt = pool.alloc_ref(Packet { flow: 0, src: 0, dst: 1, size: 1000, transport: Transport::Udp { seq }, sent_at: SimTime::ZERO });
+        let pkt = pool.alloc_ref(Packet { flow: 0, src: 0, dst: 1, size: 1000, transport: Transport::Udp { seq }, sent_at: SimTime::ZERO, ecn: Ecn::NotEct });
         let mut rng = RngStream::new(0, "q");
-        let mut ctx = EnqueueCtx { now: SimTime::ZERO, in_service_bytes: None, rng: &mut rng };
+        let mut dropped = Vec::new();
+        let mut ctx = EnqueueCtx { now: SimTime::ZERO, in_service_bytes: None, rng: &mut rng, flow_key: 0, dropped: &mut dropped };
         assert_eq!(s.offer(pkt, 0, &mut ctx), Verdict::Enqueued);
         pkt.id
     }

@@ -11,8 +11,7 @@
 //! link is busy; Linux `pfifo`/`bfifo` and dummynet count only waiting packets
 //! (`count_in_service = false`, the default).
 
-use super::{EnqueueCtx, Fifo, Limit, QueueDisc, QueuedPacket, Verdict, DropCause};
-use crate::time::SimTime;
+use super::{DequeueCtx, DropCause, EnqueueCtx, Fifo, Limit, QueueDisc, QueuedPacket, Verdict};
 use serde::{Deserialize, Serialize};
 
 /// How the limit is compared with the occupancy.
@@ -96,7 +95,7 @@ impl QueueDisc for DropTail {
             Verdict::Enqueued
         }
     }
-    fn dequeue(&mut self, _now: SimTime) -> Option<QueuedPacket> {
+    fn dequeue(&mut self, _ctx: &mut DequeueCtx<'_>) -> Option<QueuedPacket> {
         self.fifo.pop()
     }
     fn len_packets(&self) -> u32 {
@@ -112,11 +111,13 @@ mod tests {
     use super::*;
     use crate::net::packet::PacketId;
     use crate::rng::RngStream;
+    use crate::time::SimTime;
 
     fn offer(q: &mut DropTail, size: u32, in_service: Option<u32>) -> Verdict {
         let mut rng = RngStream::new(0, "t");
-        let mut ctx = EnqueueCtx { now: SimTime(0), in_service_bytes: in_service, rng: &mut rng };
-        q.enqueue(QueuedPacket { id: PacketId(0), size, dst: 0, flow: 0 }, &mut ctx)
+        let mut dropped = Vec::new();
+        let mut ctx = EnqueueCtx { now: SimTime(0), in_service_bytes: in_service, rng: &mut rng, flow_key: 0, dropped: &mut dropped };
+        q.enqueue(QueuedPacket::new(PacketId(0), size), &mut ctx)
     }
 
     fn q(limit: Limit, s: DropTailSemantics, cis: bool) -> DropTail {

@@ -70,7 +70,13 @@
 //! - Above the forced threshold every arrival is a `Forced` drop. ns-2.35 with its
 //!   default `use_mark_p_ = true` sends these through `drop_early` with p = 1, which
 //!   drops nearly always but counts them as unforced.
-//! - Not modelled: ECN marking (`setbit_`), adaptive RED (`adaptive_`,
+//! - ECN (`ecn`, RFC 3168 §7): an ECN-capable packet that would be an early or a forced
+//!   drop is marked CE and queued instead, and the count restarts as after a drop
+//!   (Linux `red ... ecn` without `harddrop`; ns-2's `setbit_` marks early drops
+//!   only and always drops forced ones). Overflow always drops. With `q_weight` 1 and
+//!   thresholds K and K + 0.5 packets (not gentle) this is the step marking at an
+//!   instantaneous queue above K packets that DCTCP expects (RFC 8257 §3.1).
+//! - Not modelled: adaptive RED (`adaptive_`,
 //!   `feng_adaptive_`), `cautious_`, `drop_front_` / `drop_rand_` (the arriving packet
 //!   is always the victim, as ns-2's default `drop_tail_`), and the automatic
 //!   `q_weight_` values (-1 needs the link delay).
@@ -78,7 +84,7 @@
 //!   dequeues do not restart it. ns-2 restarts it on every empty `deque()`, but its
 //!   link calls `deque()` only once per idle period.
 
-use super::{DropCause, EnqueueCtx, Fifo, Limit, QueueDisc, QueuedPacket, Verdict};
+use super::{DequeueCtx, DropCause, EnqueueCtx, Fifo, Limit, QueueDisc, QueuedPacket, Verdict};
 use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
 
@@ -159,6 +165,10 @@ pub struct RedParams {
     /// Default false (fractional m). No ns-2 equivalent.
     #[serde(default)]
     pub idle_integer_m: bool,
+    /// Mark ECN-capable packets CE instead of early and forced drops (RFC 3168 §7).
+    /// Default false.
+    #[serde(default)]
+    pub ecn: bool,
 }
 
 impl RedParams {
@@ -184,6 +194,7 @@ pub struct Red {
     max_p: f64,
     gentle: bool,
     wait: bool,
+    ecn: bool,
     /// Empty-queue "arrivals" per second of idle time.
     idle_rate: f64,
     idle_integer_m: bool,
@@ -264,6 +275,7 @@ impl Red {
             max_p: p.max_p,
             gentle: p.gentle,
             wait: p.wait,
+            ecn: p.ecn,
             idle_rate: p.link_rate_bps as f64 / (8.0 * idle_pktsize as f64),
             idle_integer_m: p.idle_integer_m,
             avg: 0.0,
@@ -351,7 +363,7 @@ impl Red {
 }
 
 impl QueueDisc for Red {
-    fn enqueue(&mut self, pkt: QueuedPacket, ctx: &mut EnqueueCtx<'_>) -> Verdict {
+    fn enqueue(&mut self, mut pkt: QueuedPacket, ctx: &mut EnqueueCtx<'_>) -> Verdict {
         // 1-2: idle correction and EWMA.
         let mut m = 0.0;
         if self.idle {
@@ -400,6 +412,12 @@ impl QueueDisc for Red {
             cause = Some(DropCause::Overflow);
         }
 
+        // ECN: mark instead of an early or forced drop; the count restarts as on a drop.
+        if self.ecn && matches!(cause, Some(DropCause::Early | DropCause::Forced)) && pkt.try_mark_ce() {
+            self.count = 0;
+            self.count_bytes = 0;
+            cause = None;
+        }
         // 6: any drop restarts the count.
         match cause {
             Some(c) => {
@@ -414,7 +432,8 @@ impl QueueDisc for Red {
         }
     }
 
-    fn dequeue(&mut self, now: SimTime) -> Option<QueuedPacket> {
+    fn dequeue(&mut self, ctx: &mut DequeueCtx<'_>) -> Option<QueuedPacket> {
+        let now = ctx.now;
         let p = self.fifo.pop();
         if p.is_some() {
             self.idle = false;
@@ -442,7 +461,7 @@ impl QueueDisc for Red {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::packet::PacketId;
+    use crate::net::packet::{Ecn, PacketId};
     use crate::net::queue::QueueConfig;
     use crate::rng::RngStream;
 
@@ -463,6 +482,7 @@ mod tests {
             wait: false,
             link_rate_bps: 2_000_000,
             idle_integer_m: false,
+            ecn: false,
         }
     }
 
@@ -486,18 +506,16 @@ mod tests {
     }
 
     fn offer(q: &mut Red, size: u32, now: SimTime, rng: &mut RngStream) -> Verdict {
+        let mut dropped = Vec::new();
         let mut ctx = EnqueueCtx {
             now,
             in_service_bytes: None,
             rng,
+            flow_key: 0,
+            dropped: &mut dropped,
         };
         q.enqueue(
-            QueuedPacket {
-                id: PacketId(0),
-                dst: 0,
-                flow: 0,
-                size,
-            },
+            QueuedPacket::new(PacketId(0), size),
             &mut ctx,
         )
     }
@@ -505,12 +523,7 @@ mod tests {
     /// Fills the queue with `n` packets of `size` without touching avg or count.
     fn prefill(q: &mut Red, n: u32, size: u32) {
         for _ in 0..n {
-            q.fifo.push(QueuedPacket {
-                id: PacketId(0),
-                dst: 0,
-                flow: 0,
-                size,
-            });
+            q.fifo.push(QueuedPacket::new(PacketId(0), size));
         }
     }
 
@@ -556,12 +569,12 @@ mod tests {
             .unwrap();
             let mut rng = RngStream::new(1, "red");
             offer(&mut q, 1500, SimTime::ZERO, &mut rng);
-            assert!(q.dequeue(SimTime::ZERO).is_some());
+            assert!(q.dequeue(&mut DequeueCtx { now: SimTime::ZERO, dropped: &mut Vec::new() }).is_some());
             q.avg = 5.0;
             // The transmitter goes idle at t = 1 ms (a second empty poll does not
             // restart the idle period).
-            assert!(q.dequeue(SimTime(1_000_000)).is_none());
-            assert!(q.dequeue(SimTime(5_000_000)).is_none());
+            assert!(q.dequeue(&mut DequeueCtx { now: SimTime(1_000_000), dropped: &mut Vec::new() }).is_none());
+            assert!(q.dequeue(&mut DequeueCtx { now: SimTime(5_000_000), dropped: &mut Vec::new() }).is_none());
             offer(&mut q, 1500, SimTime(11_000_000), &mut rng);
             let got = q.average().unwrap();
             if integer {
@@ -756,17 +769,15 @@ mod tests {
             ..pkt_params()
         })
         .unwrap();
+        let mut dropped = Vec::new();
         let mut ctx = EnqueueCtx {
             now: SimTime::ZERO,
             in_service_bytes: Some(1500),
             rng: &mut rng,
+            flow_key: 0,
+            dropped: &mut dropped,
         };
-        let pkt = QueuedPacket {
-            id: PacketId(0),
-            dst: 0,
-            flow: 0,
-            size: 1500,
-        };
+        let pkt = QueuedPacket::new(PacketId(0), 1500);
         assert_eq!(c.enqueue(pkt, &mut ctx), Verdict::Enqueued);
         assert_eq!(c.enqueue(pkt, &mut ctx), Verdict::Enqueued);
         assert_eq!(
@@ -942,6 +953,38 @@ mod tests {
     }
 
     #[test]
+    fn ecn_step_marking_above_k() {
+        // DCTCP's step marking (RFC 8257 §3.1) as RED: q_weight 1 (avg = the queue
+        // before the arrival), min_th K = 5, max_th 5.5 packets, not gentle, ECN on.
+        // An arrival finding 5 queued: avg 5 in [min_th, max_th), p_b = 0 -> queued
+        // unmarked. Finding 6: avg >= max_th -> forced: ECT marked and queued, Not-ECT
+        // dropped.
+        let mut q = Red::new(RedParams {
+            q_weight: 1.0,
+            min_th: Some(5.0),
+            max_th: Some(5.5),
+            ecn: true,
+            ..pkt_params()
+        })
+        .unwrap();
+        let mut rng = RngStream::new(3, "red:ecn");
+        let mut dropped = Vec::new();
+        let mut offer_ecn = |q: &mut Red, ecn: Ecn| {
+            let mut ctx = EnqueueCtx { now: SimTime::ZERO, in_service_bytes: None, rng: &mut rng, flow_key: 0, dropped: &mut dropped };
+            let mut p = QueuedPacket::new(PacketId(0), 1500);
+            p.ecn = ecn;
+            q.enqueue(p, &mut ctx)
+        };
+        for _ in 0..6 {
+            assert_eq!(offer_ecn(&mut q, Ecn::Ect0), Verdict::Enqueued);
+        }
+        assert!(q.fifo.q.iter().all(|p| p.ecn == Ecn::Ect0), "no mark up to K queued");
+        assert_eq!(offer_ecn(&mut q, Ecn::Ect0), Verdict::Enqueued);
+        assert_eq!(q.fifo.q.back().unwrap().ecn, Ecn::Ce);
+        assert_eq!(offer_ecn(&mut q, Ecn::NotEct), Verdict::Dropped(DropCause::Forced));
+    }
+
+    #[test]
     fn serde_defaults_and_unknown_fields() {
         let cfg: QueueConfig = serde_json::from_str(
             r#"{"kind": "red", "limit": {"packets": 50}, "min_th": 3, "max_th": 9,
@@ -951,7 +994,7 @@ mod tests {
         let QueueConfig::Red(p) = &cfg else { panic!() };
         assert!(p.bytes && p.queue_in_bytes && p.gentle && p.wait);
         assert_eq!((p.q_weight, p.max_p, p.idle_pktsize), (0.002, 0.1, None));
-        assert!(cfg.build().is_ok());
+        assert!(cfg.build(0).is_ok());
         let bad = serde_json::from_str::<QueueConfig>(
             r#"{"kind": "red", "limit": {"packets": 50}, "linterm": 10}"#,
         );
@@ -959,6 +1002,6 @@ mod tests {
         // Without the link rate the build explains what is missing.
         let cfg: QueueConfig =
             serde_json::from_str(r#"{"kind": "red", "limit": {"packets": 50}}"#).unwrap();
-        assert!(cfg.build().err().unwrap().contains("link_rate_bps"));
+        assert!(cfg.build(0).err().unwrap().contains("link_rate_bps"));
     }
 }
