@@ -114,7 +114,8 @@ def build_parser() -> argparse.ArgumentParser:
                                     "then its tables (Parquet), figures (PNG + SVG), findings.json and report.html. "
                                     "Finished tasks in --out are skipped, so re-running resumes and re-renders. "
                                     f"Studies: {', '.join(studies.names())}.")
-    st.add_argument("name", metavar="NAME", help=f"study name: {', '.join(studies.names())}")
+    st.add_argument("name", metavar="NAME", help=f"study name: {', '.join(studies.names())}; or all: every study "
+                                                 "into --out/<study>/, then index.html (dashboard) and findings.json")
     st.add_argument("--reps", type=_positive, default=None, metavar="N",
                     help="replications per configuration, at least 2 (default: the study's; "
                          + "; ".join(f"{x.name}: {x.default_reps}" for x in studies.STUDIES.values()) + ")")
@@ -142,6 +143,16 @@ def build_parser() -> argparse.ArgumentParser:
                          "real time, run in the simulator and with this machine's kernel TCP through the emulator "
                          "(root; one run at a time; --reps default 1), reported side by side ("
                          + ", ".join(x.name for x in studies.STUDIES.values() if x.emulate_runner) + ")")
+    st.add_argument("--reps-scale", type=float, default=1.0, metavar="F",
+                    help="study all: multiply every study's replications by F (at least 2 remain; default: 1)")
+    st.add_argument("--preset", default=None, metavar="NAME",
+                    help="study all: every study's reduced size NAME (tiny: CI size; demo: make demo's, the studies "
+                         "together in under 5 minutes on 2 cores); default: the studies' defaults")
+    st.add_argument("--only", type=_names, default=None, metavar="LIST",
+                    help="study all: run only these studies (the dashboard still lists every one)")
+    st.add_argument("--emulate", action="store_true",
+                    help="study all: also run the emulated subset of each study that has an emulate mode, into "
+                         "--out/<study>/emulate (real Linux TCP, real time, needs root)")
 
     c = sub.add_parser("check", help="validate a scenario or experiment file without running it",
                        description="Validate SCENARIO.toml (or an experiment file with [sweep]) and, with "
@@ -480,10 +491,70 @@ def _scheduler_ok(scheduler: str | None) -> bool:
     return True
 
 
+def _cmd_study_all(args: argparse.Namespace) -> int:
+    """``tcplab study all``: every registered study, the aggregate findings.json and the dashboard's path."""
+    from tcplab import studies
+    from tcplab.studies import suite
+
+    for flag, value in (("--reps", args.reps), ("--links", args.links), ("--set", args.params or None)):
+        if value is not None:
+            _err(f"{flag}: not accepted by `tcplab study all` (it runs every study at its own settings); "
+                 "use --preset NAME and --reps-scale F, or `tcplab study NAME`")
+            return EXIT_BAD_INPUT
+    if not (args.reps_scale > 0 and math.isfinite(args.reps_scale)):
+        _err(f"--reps-scale: expected a number > 0, got {args.reps_scale}")
+        return EXIT_BAD_INPUT
+    unknown = [n for n in args.only or [] if n not in studies.STUDIES]
+    if unknown:
+        _err(f"--only: unknown study(ies) {', '.join(unknown)}; accepted: {', '.join(studies.names())}")
+        return EXIT_BAD_INPUT
+    presets = sorted({p for s in studies.STUDIES.values() for p in s.presets})
+    if args.preset is not None and args.preset not in presets:
+        _err(f"--preset: unknown preset {args.preset!r}; accepted: {', '.join(presets)}")
+        return EXIT_BAD_INPUT
+    if not _scheduler_ok(args.scheduler):
+        return EXIT_BAD_INPUT
+    if not core_has_run():
+        _err("this build of the simulator core has no run() yet; rebuild the extension")
+        return EXIT_RUN_FAILED
+    out = args.out or Path("results") / "all"
+    check_output_dir(out)
+    res = suite.run_all(out, preset=args.preset, reps_scale=args.reps_scale, jobs=args.jobs, scheduler=args.scheduler,
+                        progress=not args.no_progress, only=args.only, emulate=args.emulate)
+    for s in res.findings["studies"]:
+        if s["status"] == "not run":
+            print(f"{s['study']} (seed {s['seed']}): not run")
+            continue
+        counts = {v: sum(1 for f in s["findings"] if f["verdict"] == v) for v in suite.VERDICTS.values()}
+        wall = "-" if s["wall_s"] is None else f"{s['wall_s']:.1f} s"
+        print(f"{s['study']} (seed {s['seed']}): {s['status']}; {len(s['findings'])} findings: "
+              + ", ".join(f"{n} {v}" for v, n in counts.items()) + f"; {wall} wall")
+        if s["status"] == "failed":
+            _err(f"{s['study']}: {s['error']}")
+        if s["emulation"].get("error"):
+            _err(f"{s['study']}, emulated subset: {s['emulation']['error']}")
+    t = res.findings["totals"]
+    print(f"all: {t['checked']} findings checked, {t['held']} held, {t['not_reproduced']} not reproduced, "
+          f"{t['not_testable']} not testable here; {res.wall_s:.1f} s wall")
+    print(f"findings: {out / 'findings.json'}")
+    print(f"dashboard: {res.index.resolve()}")
+    failed = [s for s in res.findings["studies"]
+              if s["status"] == "failed" or s.get("failed_tasks") or s["emulation"].get("error")]
+    return EXIT_RUN_FAILED if failed else EXIT_OK
+
+
 def _cmd_study(args: argparse.Namespace) -> int:
     """``tcplab study NAME``: validates every option, runs the study, prints the verdicts and the report path."""
     from tcplab import studies
 
+    if args.name == "all":
+        return _cmd_study_all(args)
+    for flag, given in (("--preset", args.preset is not None), ("--only", args.only is not None),
+                        ("--emulate", args.emulate),
+                        ("--reps-scale", args.reps_scale != 1.0)):
+        if given:
+            _err(f"{flag}: only `tcplab study all` accepts it; `tcplab study {args.name}` takes --reps, --links, --set")
+            return EXIT_BAD_INPUT
     try:
         study = studies.get(args.name)
     except KeyError as e:

@@ -20,6 +20,7 @@ Example:
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextvars
 import multiprocessing
 import os
 import sys
@@ -28,7 +29,7 @@ from typing import Any, Callable, Iterator, TypeVar
 
 T = TypeVar("T")
 
-__all__ = ["check_scheduler", "dispatch", "Progress"]
+__all__ = ["check_scheduler", "dispatch", "Progress", "ProgressGroup"]
 
 
 def check_scheduler(scheduler: str | None) -> None:
@@ -121,6 +122,68 @@ def _dispatch_dask(
             cluster.close()
 
 
+#: The display that :class:`Progress` bars opened inside ``with ProgressGroup(...)`` share.
+_GROUP: contextvars.ContextVar["ProgressGroup | None"] = contextvars.ContextVar("tcplab_progress_group", default=None)
+
+
+def _rich_display() -> Any:
+    """A rich progress display on stderr: label, bar, done/total, unit, rate, elapsed, ETA."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.progress import Progress as RichProgress
+
+    return RichProgress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[unit]}"),
+        TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+        console=Console(stderr=True, file=sys.stderr), transient=False,
+    )
+
+
+class ProgressGroup:
+    """One display for several runs in a row (``tcplab study all``): a row counting the
+    parts (e.g. studies) and, below it, the row of every :class:`Progress` bar opened
+    inside the ``with`` block, instead of one display per bar.
+
+    Example:
+        >>> with ProgressGroup(2, enabled=False, label="all", unit="studies") as group:
+        ...     with Progress(3, enabled=False, label="a") as bar:
+        ...         bar.advance(3)
+        ...     group.advance()
+        >>> group.done
+        1
+    """
+
+    def __init__(self, total: int, enabled: bool = True, label: str = "all", unit: str = "parts") -> None:
+        self.total, self.done, self.enabled, self.label, self.unit = total, 0, enabled, label, unit
+        self.display: Any = None
+        self._token: Any = None
+
+    def __enter__(self) -> "ProgressGroup":
+        if self.enabled:
+            self.display = _rich_display()
+            self.display.__enter__()
+            self._task = self.display.add_task(self.label, total=self.total, unit=self.unit, rate="")
+            self._token = _GROUP.set(self)
+        return self
+
+    def status(self, text: str) -> None:
+        """Shows ``text`` (e.g. the running study, or its phase) in the group's row."""
+        if self.display is not None:
+            self.display.update(self._task, description=f"{self.label}: {text}")
+
+    def advance(self, parts: int = 1) -> None:
+        """Counts ``parts`` more finished parts."""
+        self.done += parts
+        if self.display is not None:
+            self.display.update(self._task, advance=parts)
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._token is not None:
+            _GROUP.reset(self._token)
+        if self.display is not None:
+            self.display.__exit__(*exc)
+
+
 class Progress:
     """A rich progress bar on stderr (runs done, runs/s, ETA), or nothing when disabled.
 
@@ -139,21 +202,16 @@ class Progress:
         self.enabled, self.label = enabled, label
         self.started = time.monotonic()
         self._bar: Any = None
+        self._owned = True
 
     def __enter__(self) -> "Progress":
         if self.enabled and self.total:
-            from rich.console import Console
-            from rich.progress import (BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn,
-                                       TimeRemainingColumn)
-            from rich.progress import Progress as RichProgress
-
-            self._bar = RichProgress(
-                TextColumn(self.label), BarColumn(), MofNCompleteColumn(), TextColumn("runs"),
-                TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-                console=Console(stderr=True, file=sys.stderr), transient=False,
-            )
-            self._bar.__enter__()
-            self._task = self._bar.add_task(self.label, total=self.total, completed=self.done, rate="")
+            group = _GROUP.get()
+            self._owned = group is None or group.display is None  # inside a group: a row of its display
+            self._bar = _rich_display() if self._owned else group.display
+            if self._owned:
+                self._bar.__enter__()
+            self._task = self._bar.add_task(self.label, total=self.total, completed=self.done, unit="runs", rate="")
         return self
 
     def advance(self, runs: int = 1) -> None:
@@ -165,5 +223,5 @@ class Progress:
             self._bar.update(self._task, advance=runs, rate=f"{self.ran / elapsed:.1f} runs/s")
 
     def __exit__(self, *exc: Any) -> None:
-        if self._bar is not None:
+        if self._bar is not None and self._owned:
             self._bar.__exit__(*exc)

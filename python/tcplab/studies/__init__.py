@@ -39,7 +39,7 @@ Example:
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -90,6 +90,16 @@ class Study:
     emulate_reps: int = 1
     #: The links ``--mode emulate`` runs unless ``--links`` says otherwise (empty: :attr:`links`).
     emulate_links: tuple[str, ...] = ()
+    #: The seed's reference (authors, title, venue, year), shown by the dashboard.
+    citation: str = ""
+    #: Reduced sizes by name (``tcplab study all --preset NAME``): ``{"reps": N, "links": [...],
+    #: PARAM: value, ...}``. ``tiny`` is the CI size (seconds); ``demo`` is ``make demo``'s
+    #: (the five studies together in under 5 minutes on 2 cores). A study without the
+    #: preset asked for runs at its defaults.
+    presets: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: The stem of the figure the dashboard shows as the study's thumbnail (default: the
+    #: report's first figure).
+    thumbnail: str = ""
 
     def run(self, out: str | Path, reps: int | None = None, links: list[str] | None = None, jobs: int | None = None,
             scheduler: str | None = None, progress: bool = True, **params: Any) -> Any:
@@ -112,10 +122,28 @@ class Study:
                                    progress=progress,
                                    **params)
 
+    def settings(self, preset: str | None = None, reps_scale: float = 1.0) -> dict[str, Any]:
+        """The keyword arguments of :meth:`run` for ``preset`` (or the defaults), replications scaled.
+
+        Replications are ``round(reps x reps_scale)``, at least 2 (confidence intervals
+        need two).
+
+        Example:
+            >>> get("satellite").settings("tiny", reps_scale=3.0)
+            {'reps': 6, 'errors': 'none,huge'}
+            >>> get("iw-irto").settings(reps_scale=0.1)["reps"], get("iw-irto").settings(reps_scale=0.001)["reps"]
+            (10, 2)
+        """
+        if not reps_scale > 0:
+            raise ValueError(f"reps_scale must be > 0, got {reps_scale}")
+        kw = dict(self.presets.get(preset, {})) if preset else {}
+        kw["reps"] = max(2, round(kw.get("reps", self.default_reps) * reps_scale))
+        return kw
+
     def describe(self) -> dict[str, Any]:
         """The study as a JSON-able entry (for listings)."""
         d = {"name": self.name, "seed": self.seed, "summary": self.summary, "default_reps": self.default_reps,
-             "links": self.links,
+             "links": self.links, "citation": self.citation, "presets": self.presets,
              "params": [{"name": p.name, "default": p.default, "doc": p.doc} for p in self.params]}
         if self.emulate_runner is not None:
             d["emulate_params"] = [{"name": p.name, "default": p.default, "doc": p.doc} for p in self.emulate_params]
@@ -185,6 +213,18 @@ _int_list.__name__ = "comma-separated integers"
 
 
 
+# ``make demo``'s sizes (``tcplab study all --preset demo``), chosen so that the studies together finish in
+# under 5 minutes on 2 cores (measured figures in docs/studies/all.md): fewer replications, RTTs, queue
+# sizes and shorter measurement windows; every finding is still evaluated.
+DEMO_HOME_GATEWAY: dict[str, Any] = {"reps": 3, "rtts_ms": [24, 100], "duration_s": 20.0, "ps_step": 10,
+                                     "fb_step_bytes": 30_000, "fine_step_bytes": 150}
+DEMO_IW_TESTBED: dict[str, Any] = {"reps": 3, "measure_64k_s": 600.0, "measure_20m_s": 10.0}
+DEMO_SATELLITE: dict[str, Any] = {"reps": 8}
+#: Reduced scale, four protocols that span the seed's conclusions (two aggressive, the
+#: two friendly ones), 10 long-lived flows, no random loss: 18 runs.
+DEMO_HIGHSPEED: dict[str, Any] = {"reps": 2, "scale": "reduced", "protocols": "highspeed,scalable,compound,areno",
+                                  "loads": "10", "loss": "false"}
+
 STUDIES: dict[str, Study] = {
     "iw-irto": Study(
         name="iw-irto",
@@ -201,6 +241,10 @@ STUDIES: dict[str, Study] = {
             StudyParam("block", int, 25, "replications per task (resumability granularity)"),
         ],
         runner=_runner("iw_irto"),
+        citation="J. Järvinen, A. Nyrhinen, A. Ding and M. Kojo, Effect of IW and Initial RTO changes, IETF 79 "
+                 "(TCPM/ICCRG), Beijing, 2010",
+        presets={"tiny": {"reps": 2, "links": ["lte"], "block": 1}, "demo": {"reps": 10}},
+        thumbnail="elapsed_hspa_fifo-bdp",
     ),
     "home-gateway": Study(
         name="home-gateway",
@@ -231,6 +275,12 @@ STUDIES: dict[str, Study] = {
             StudyParam("ps_limits", _int_list, [13, 40], "PS queue sizes, packets"),
             StudyParam("fb_limits", _int_list, [20_000, 60_000], "FB-strict and FB-loose queue sizes, bytes"),
         ),
+        citation="L. Stewart, D. Hayes, G. Armitage, M. Welzl and A. Petlund, Multimedia-unfriendly TCP congestion "
+                 "control and home gateway queue management, ACM MMSys 2011",
+        presets={"tiny": {"reps": 2, "links": ["adsl1"], "rtts_ms": [100], "ps_step": 30, "fb_step_bytes": 90_000,
+                          "fine_step_bytes": 300, "duration_s": 10.0},
+                 "demo": DEMO_HOME_GATEWAY},
+        thumbnail="voice_loss_adsl1",
     ),
     "iw-testbed": Study(
         name="iw-testbed",
@@ -257,6 +307,10 @@ STUDIES: dict[str, Study] = {
             StudyParam("opens", _int_list, [1, 5], "20 Mbit/s: simultaneous opens per arrival (1, 5)"),
             StudyParam("bg", _bool_list, [False, True], "20 Mbit/s: without/with the 2 background flows"),
         ),
+        citation="J. Chu and Y. Wang, A testbed study on IW10 vs IW3, IETF 79 (TCPM), Beijing, 2010",
+        presets={"tiny": {"reps": 2, "measure_64k_s": 60.0, "measure_20m_s": 2.0, "keep_txn_reps": 1},
+                 "demo": DEMO_IW_TESTBED},
+        thumbnail="uct_mean",
     ),
     "satellite": Study(
         name="satellite",
@@ -271,6 +325,8 @@ STUDIES: dict[str, Study] = {
             StudyParam("block", int, 32, "replications per task (resumability granularity)"),
         ],
         runner=_runner("satellite"),
+        citation="M. Kojo, On Efficient and TCP/IP Friendly Link Layers for Wireless WANs, FDPW 2005",
+        presets={"tiny": {"reps": 2, "errors": "none,huge"}, "demo": DEMO_SATELLITE},
     ),
     "highspeed": Study(
         name="highspeed",
@@ -290,6 +346,12 @@ STUDIES: dict[str, Study] = {
             StudyParam("short", int, 100, "short-lived flows per run"),
         ],
         runner=_runner("highspeed"),
+        citation="H. Shimonishi, T. Murase and M. Sanadidi, Assessing Interactions among Legacy and High-Speed "
+                 "TCPs, PFLDnet 2007",
+        presets={"tiny": {"reps": 2, "scale": "tiny", "protocols": "scalable,areno", "loads": "10", "loss": "false",
+                          "short": 10},
+                 "demo": DEMO_HIGHSPEED},
+        thumbnail="tradeoff",
     ),
 }
 

@@ -45,8 +45,8 @@ import pandas as pd
 from tcplab import __version__, stats
 
 __all__ = ["CDF_POINTS", "EXTRA_CSS", "ecdf_points", "figure", "step", "save", "fmt", "verdict", "stat_text",
-           "findings_html", "figures_html", "failures_html", "parameters_html", "provenance", "nav", "table_html",
-           "write_page"]
+           "finding_anchor", "findings_html", "figures_html", "failures_html", "parameters_html", "provenance", "nav",
+           "table_html", "write_page"]
 
 CDF_POINTS = 800
 
@@ -155,6 +155,16 @@ def stat_text(st: dict[str, Any]) -> str:
             f", 95% CI [{fmt(lo)}, {fmt(hi)}], {st.get('n_replications')} replications")
 
 
+def finding_anchor(fid: str) -> str:
+    """The HTML id of finding ``fid``'s section in ``report.html`` (``report.html#finding-F4c``).
+
+    Example:
+        >>> finding_anchor("F4c"), finding_anchor("H 1/a")
+        ('finding-F4c', 'finding-H-1-a')
+    """
+    return "finding-" + "".join(c if c.isalnum() or c in "-_." else "-" for c in str(fid))
+
+
 def findings_html(findings: dict[str, Any], seed: str, doc: str, extra: str = "") -> str:
     """The findings section: a verdict table, then every check with its per-configuration table.
 
@@ -171,7 +181,8 @@ def findings_html(findings: dict[str, Any], seed: str, doc: str, extra: str = ""
     parts.append(f"<table><thead><tr><th>id</th><th class='l'>{html.escape(seed)} finding</th><th>verdict</th>"
                  "<th class='l'>headline statistic</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
     for f in findings["findings"]:
-        parts.append(f"<h3>{f['id']}: {html.escape(f['claim'])} — {verdict(f['held'])}</h3>")
+        # The id is the anchor the dashboard of ``tcplab study all`` links each finding to.
+        parts.append(f"<h3 id='{finding_anchor(f['id'])}'>{f['id']}: {html.escape(f['claim'])} — {verdict(f['held'])}</h3>")
         for c in f["checks"]:
             more = {k: v for k, v in c.items() if k not in ("id", "claim", "criterion", "held", "statistic", "per_config")}
             parts.append(f"<p><b>{c['id']}</b> {html.escape(c['claim'])}: {verdict(c['held'])}. "

@@ -1,0 +1,409 @@
+"""``tcplab study all``: every registered study, one aggregate ``findings.json``, one dashboard.
+
+:func:`run_all` runs each study of the registry (:data:`tcplab.studies.STUDIES`, in its
+order) into ``DIR/<study>/`` with the shared study machine, so each one resumes as
+``tcplab study NAME`` does (finished tasks in ``DIR/<study>/tasks`` are skipped). One
+progress display (:class:`tcplab.executor.ProgressGroup`) counts the studies and shows
+the running study's bar below. A study that fails is recorded and the others still
+run. Then it writes:
+
+- ``DIR/findings.json``: every study's findings in one schema (:func:`aggregate`,
+  :data:`SCHEMA`), made to be compared between releases (:func:`diff`);
+- ``DIR/all.json``: what ran (settings, wall times, failures), rewritten after each study;
+- ``DIR/index.html``: the dashboard (:mod:`tcplab.studies.dashboard`).
+
+Nothing here knows a study by name: a study appears in the dashboard and the aggregate
+as soon as it is registered.
+
+**The aggregate ``findings.json``** (schema :data:`SCHEMA`)::
+
+    {"schema": "tcplab-findings/1", "tcplab_version", "git_revision", "generated",
+     "preset", "reps_scale", "wall_s",
+     "totals": {"studies", "findings", "checked", "held", "not_reproduced", "not_testable"},
+     "studies": [STUDY, ...]}                                   # registry order
+
+    STUDY   = {"study", "seed", "citation", "setup", "status": "ok" | "failed" | "not run",
+               "error", "replications", "links", "params", "wall_s", "tasks_run",
+               "tasks_resumed", "failed_tasks", "report", "timings" (the study's own
+               simulate_s, analysis_s, figures_s, report_s, total_s), "findings": [FINDING, ...],
+               "emulation": EMULATION}
+    FINDING = {"key": "STUDY/ID", "id", "claim", "verdict", "held", "evaluated",
+               "statistic": STATISTIC, "link": "STUDY/report.html#finding-ID",
+               "checks": [{"id", "claim", "verdict", "held", "statistic"}, ...]}
+    EMULATION = {"status": "run" | "not run", "available": the study has an emulate mode,
+                 "error", "scope", "source", "findings": [FINDING, ...], "differences": [ROW, ...]}
+
+``verdict`` is ``held``, ``not reproduced`` or ``not testable here`` (``held`` true,
+false, null); STATISTIC is the study's (:mod:`tcplab.studies.findings`): ``name``,
+``unit``, ``value``, ``ci``, ``level``, ``n_replications``. Finding keys are unique, so
+two documents are compared finding by finding (:func:`diff`; from a shell or a CI job,
+``python -m tcplab.studies.suite OLD/findings.json NEW/findings.json`` prints the changes
+and exits with 1 when a verdict changed).
+
+**Emulated subsets.** A study that also ran an emulated subset (``--mode emulate``:
+real Linux TCP through the same link models) shows it beside its simulation when its
+output has either
+
+- an ``"emulation"`` object in its ``findings.json``: ``{"scope": one line, "findings":
+  [FINDING in the findings.json format, evaluated on the kernel runs], "differences":
+  [{"metric", "unit", "simulated", "emulated", "difference", ...config columns}]}``, or
+- a findings document of its own at ``DIR/<study>/emulate/findings.json`` (its optional
+  ``differences`` key as above), which is what ``tcplab study NAME --mode emulate --out
+  DIR/NAME/emulate`` writes; its ``comparison.parquet`` (one row per configuration,
+  replication and metric, with the engines ``sim`` and ``kernel`` side by side) is then
+  summarised per metric as the differences (:func:`differences_of`).
+
+Otherwise the study's emulation status is ``not run``.
+
+Example:
+    >>> old = {"studies": [{"study": "s", "findings": [{"key": "s/F1", "verdict": "not reproduced"}]}]}
+    >>> new = {"studies": [{"study": "s", "findings": [{"key": "s/F1", "verdict": "held"},
+    ...                                                 {"key": "s/F2", "verdict": "held"}]}]}
+    >>> for line in diff(old, new): print(line)
+    s/F1 changed from not reproduced to held
+    s/F2 is new (held)
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from tcplab.executor import ProgressGroup
+
+__all__ = ["SCHEMA", "VERDICTS", "StudyOutcome", "SuiteResult", "run_all", "aggregate", "validate", "diff",
+           "emulation_of", "differences_of", "has_emulation", "main"]
+
+#: The aggregate document's schema name; bumped when its shape changes.
+SCHEMA = "tcplab-findings/1"
+
+#: A finding's ``held`` (true, false, null) as the dashboard and the aggregate say it.
+VERDICTS: dict[bool | None, str] = {True: "held", False: "not reproduced", None: "not testable here"}
+
+
+@dataclass
+class StudyOutcome:
+    """How one study of ``tcplab study all`` went."""
+
+    name: str
+    status: str  # "ok", "failed" or "not run"
+    settings: dict[str, Any] = field(default_factory=dict)
+    wall_s: float | None = None
+    tasks_run: int = 0
+    tasks_resumed: int = 0
+    failed_tasks: int = 0
+    error: str | None = None
+    #: With ``emulate``: wall time and error of the study's emulated subset.
+    emulate_wall_s: float | None = None
+    emulate_error: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-able (for ``all.json``)."""
+        return dict(self.__dict__)
+
+
+@dataclass
+class SuiteResult:
+    """What :func:`run_all` wrote: the directory, the dashboard, the aggregate and each study's outcome."""
+
+    out: Path
+    index: Path
+    findings: dict[str, Any]
+    outcomes: list[StudyOutcome]
+    wall_s: float
+
+
+def run_all(out: str | Path, preset: str | None = None, reps_scale: float = 1.0, jobs: int | None = None,
+            scheduler: str | None = None, progress: bool = True, only: Sequence[str] | None = None,
+            emulate: bool = False) -> SuiteResult:
+    """Runs (or resumes) every registered study into ``out/<study>/``, then the aggregate and dashboard.
+
+    Args:
+        out: the results directory.
+        preset: a size every study may define (:attr:`tcplab.studies.Study.presets`:
+            ``tiny`` for CI, ``demo`` for ``make demo``); ``None`` runs the defaults.
+        reps_scale: multiplies each study's replications (at least 2 remain).
+        jobs, scheduler: the engine, as for ``tcplab study``.
+        progress: one progress display on stderr.
+        only: run only these studies (the others are listed as ``not run``).
+        emulate: after its simulation, run each study's emulated subset (its emulate mode,
+            :func:`has_emulation`; real time, needs root) into ``out/<study>/emulate``;
+            studies without one are unchanged.
+
+    Raises:
+        KeyError: a name in ``only`` is not registered.
+        ValueError: ``reps_scale`` is not positive.
+    """
+    from tcplab import studies
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    chosen = [studies.get(n).name for n in only] if only else studies.names()
+    plan = {name: studies.get(name).settings(preset, reps_scale) for name in chosen}  # refuses bad values first
+    t0 = time.perf_counter()
+    outcomes: list[StudyOutcome] = [StudyOutcome(name, "not run", plan.get(name, {})) for name in studies.names()]
+    with ProgressGroup(len(chosen), enabled=progress, label="study all", unit="studies") as group:
+        for outcome in outcomes:
+            if outcome.name not in plan:
+                continue
+            study = studies.get(outcome.name)
+            t_study = time.perf_counter()
+            group.status(study.name)
+            try:
+                res = study.run(out / study.name, jobs=jobs, scheduler=scheduler, progress=progress,
+                                **outcome.settings)
+            except (RuntimeError, ValueError, OSError) as e:  # recorded; the other studies still run
+                outcome.status, outcome.error = "failed", f"{type(e).__name__}: {e}"
+            else:
+                outcome.status = "ok"
+                outcome.tasks_run, outcome.tasks_resumed, outcome.failed_tasks = res.ran, res.skipped, len(res.failures)
+            outcome.wall_s = round(time.perf_counter() - t_study, 3)
+            if emulate and has_emulation(study):
+                group.status(f"{study.name}, emulated subset (real time)")
+                t_emu = time.perf_counter()
+                try:
+                    study.emulate(out / study.name / "emulate", progress=progress)  # type: ignore[attr-defined]
+                except (RuntimeError, ValueError, OSError) as e:  # e.g. not root: the simulation still counts
+                    outcome.emulate_error = f"{type(e).__name__}: {e}"
+                outcome.emulate_wall_s = round(time.perf_counter() - t_emu, 3)
+            group.status(f"{study.name} done")
+            group.advance()
+            _write_manifest(out, preset, reps_scale, outcomes, time.perf_counter() - t0)
+    wall = round(time.perf_counter() - t0, 3)
+    doc = aggregate(out, outcomes, preset=preset, reps_scale=reps_scale, wall_s=wall)
+    from tcplab.studies import dashboard, engine
+
+    engine.write_json(doc, out / "findings.json")
+    index = dashboard.write(out, doc)
+    _write_manifest(out, preset, reps_scale, outcomes, time.perf_counter() - t0)
+    return SuiteResult(out, index, doc, outcomes, wall)
+
+
+def _write_manifest(out: Path, preset: str | None, reps_scale: float, outcomes: list[StudyOutcome],
+                    wall_s: float) -> None:
+    from tcplab.studies import engine
+
+    engine.write_json({"preset": preset, "reps_scale": reps_scale, "wall_s": round(wall_s, 3),
+                       "studies": [o.as_dict() for o in outcomes]}, out / "all.json")
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def _finding(study: str, f: dict[str, Any], report: str | None) -> dict[str, Any]:
+    """One finding of a study's ``findings.json`` in the aggregate's shape."""
+    from tcplab.studies.reporting import finding_anchor
+
+    held = f.get("held")
+    return {"key": f"{study}/{f['id']}", "id": f["id"], "claim": f.get("claim", ""), "verdict": VERDICTS[held],
+            "held": held, "evaluated": bool(f.get("evaluated")), "statistic": f.get("statistic"),
+            "link": f"{report}#{finding_anchor(f['id'])}" if report else None,
+            "checks": [{"id": c["id"], "claim": c.get("claim", ""), "verdict": VERDICTS[c.get("held")],
+                        "held": c.get("held"), "statistic": c.get("statistic")} for c in f.get("checks", [])]}
+
+
+def differences_of(path: Path) -> list[dict[str, Any]]:
+    """Per metric, the simulator against the kernel, from an emulate-mode ``comparison.parquet``.
+
+    Rows: ``metric`` (its label when the table has one), ``unit``, ``runs`` (configuration
+    x replication pairs), the means of ``sim`` and ``kernel``, of their ``difference``
+    (kernel - sim) and, where the table has it, of the ``relative`` difference. Empty
+    when the file is missing or has no ``metric``, ``sim`` and ``kernel`` columns.
+    """
+    import math
+
+    import pandas as pd
+
+    if not path.is_file():
+        return []
+    comp = pd.read_parquet(path)
+    if not {"metric", "sim", "kernel"} <= set(comp.columns):
+        return []
+    rows = []
+    for metric, part in comp.groupby("metric", sort=False):
+        sim, kernel = part["sim"].astype(float), part["kernel"].astype(float)
+        diff = part["difference"].astype(float) if "difference" in part else kernel - sim
+        row = {"metric": str(part["label"].iloc[0]) if "label" in part else str(metric),
+               "unit": str(part["unit"].iloc[0]) if "unit" in part else "", "runs": int(len(part)),
+               "simulated (mean)": sim.mean(), "emulated (mean)": kernel.mean(), "difference (mean)": diff.mean()}
+        if "relative" in part:
+            row["relative (mean)"] = part["relative"].astype(float).mean()
+        rows.append({k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()})
+    return rows
+
+
+def has_emulation(study: Any) -> bool:
+    """Whether a registered study has an emulate mode (``tcplab study NAME --mode emulate``).
+
+    Example:
+        >>> from tcplab import studies
+        >>> has_emulation(studies.get("satellite"))
+        False
+    """
+    return getattr(study, "emulate_runner", None) is not None
+
+
+def emulation_of(study_dir: Path, findings: dict[str, Any] | None) -> dict[str, Any]:
+    """The emulated subset of a study's output, in the aggregate's shape (module doc, "Emulated subsets").
+
+    Example:
+        >>> emulation_of(Path("/nonexistent"), {"findings": []})["status"]
+        'not run'
+    """
+    name = study_dir.name
+    source, emu = None, None
+    if findings and isinstance(findings.get("emulation"), dict):
+        source, emu = f"{name}/findings.json#emulation", findings["emulation"]
+    else:
+        doc = _read_json(study_dir / "emulate" / "findings.json")
+        if doc is not None:
+            source, emu = f"{name}/emulate/findings.json", doc
+            if not emu.get("differences"):
+                emu = {**emu, "differences": differences_of(study_dir / "emulate" / "comparison.parquet")}
+    if emu is None:
+        return {"status": "not run", "scope": None, "source": None, "findings": [], "differences": []}
+    # The emulated subset's own report, when it has one, is the target of its findings' links.
+    report = study_dir / "emulate" / "report.html"
+    link = f"{name}/emulate/report.html" if report.is_file() else None
+    return {"status": "run", "scope": emu.get("scope"), "source": source,
+            "findings": [_finding(name, f, link) for f in emu.get("findings", [])],
+            "differences": list(emu.get("differences") or [])}
+
+
+def aggregate(out: str | Path, outcomes: Sequence[StudyOutcome] | None = None, preset: str | None = None,
+              reps_scale: float = 1.0, wall_s: float | None = None) -> dict[str, Any]:
+    """The aggregate ``findings.json`` of ``out`` (every registered study, registry order).
+
+    Studies without a ``findings.json`` under ``out`` appear with ``status`` ``not run``
+    (or ``failed``, with the error, when ``outcomes`` says so) and no findings.
+    """
+    from tcplab import __version__, studies
+    from tcplab.studies import engine
+
+    out = Path(out)
+    by_name = {o.name: o for o in outcomes or []}
+    entries = []
+    for study in studies.STUDIES.values():
+        d = out / study.name
+        doc = _read_json(d / "findings.json")
+        manifest = _read_json(d / "study.json") or {}
+        outcome = by_name.get(study.name)
+        status = outcome.status if outcome else ("ok" if doc is not None else "not run")
+        if status == "ok" and doc is None:
+            status = "failed"
+        report = f"{study.name}/report.html" if (d / "report.html").is_file() else None
+        timings = manifest.get("timings") or {}
+        entries.append({
+            "study": study.name, "seed": study.seed, "citation": study.citation, "setup": study.summary,
+            "status": status, "error": outcome.error if outcome else None,
+            "replications": (doc or {}).get("replications"), "links": (doc or {}).get("links"),
+            "params": manifest.get("params"),
+            "wall_s": outcome.wall_s if outcome and outcome.wall_s is not None else timings.get("total_s"),
+            "tasks_run": manifest.get("ran"), "tasks_resumed": manifest.get("skipped"),
+            "failed_tasks": len(manifest.get("failures") or []), "report": report,
+            "timings": {k: timings[k] for k in ("simulate_s", "analysis_s", "figures_s", "report_s", "total_s")
+                        if k in timings},
+            "findings": [_finding(study.name, f, report) for f in (doc or {}).get("findings", [])],
+            "emulation": {**emulation_of(d, doc), "available": has_emulation(study),
+                          "error": outcome.emulate_error if outcome else None},
+        })
+    every = [f for e in entries for f in e["findings"]]
+    totals = {"studies": len(entries), "findings": len(every), "checked": sum(f["evaluated"] for f in every),
+              "held": sum(f["held"] is True for f in every), "not_reproduced": sum(f["held"] is False for f in every),
+              "not_testable": sum(f["held"] is None for f in every)}
+    return {"schema": SCHEMA, "tcplab_version": __version__, "git_revision": engine.git_revision(),
+            "generated": engine.now(), "preset": preset, "reps_scale": reps_scale, "wall_s": wall_s,
+            "totals": totals, "studies": entries}
+
+
+def validate(doc: dict[str, Any]) -> None:
+    """Raises ``ValueError`` naming the first place where an aggregate document breaks :data:`SCHEMA`.
+
+    Example:
+        >>> validate({"schema": "tcplab-findings/0"})
+        Traceback (most recent call last):
+        ...
+        ValueError: findings.json: schema 'tcplab-findings/0', expected 'tcplab-findings/1'
+    """
+    if doc.get("schema") != SCHEMA:
+        raise ValueError(f"findings.json: schema {doc.get('schema')!r}, expected {SCHEMA!r}")
+    missing = sorted({"totals", "studies", "generated", "preset", "reps_scale"} - set(doc))
+    if missing:
+        raise ValueError(f"findings.json: missing key(s) {', '.join(missing)}")
+    keys: set[str] = set()
+    for s in doc["studies"]:
+        for k in ("study", "seed", "citation", "setup", "status", "findings", "emulation", "wall_s", "report"):
+            if k not in s:
+                raise ValueError(f"findings.json: study {s.get('study')!r}: missing {k!r}")
+        if s["status"] not in ("ok", "failed", "not run"):
+            raise ValueError(f"findings.json: study {s['study']!r}: status {s['status']!r}, "
+                             "expected ok, failed or not run")
+        for f in s["findings"]:
+            where = f"findings.json: finding {f.get('key')!r}"
+            if f.get("key") != f"{s['study']}/{f.get('id')}" or f["key"] in keys:
+                raise ValueError(f"{where}: key must be STUDY/ID and unique")
+            keys.add(f["key"])
+            if f.get("verdict") != VERDICTS.get(f.get("held"), "?"):
+                raise ValueError(f"{where}: verdict {f.get('verdict')!r} disagrees with held = {f.get('held')!r}")
+    every = [f for s in doc["studies"] for f in s["findings"]]
+    want = {"studies": len(doc["studies"]), "findings": len(every), "checked": sum(f["evaluated"] for f in every),
+            "held": sum(f["held"] is True for f in every), "not_reproduced": sum(f["held"] is False for f in every),
+            "not_testable": sum(f["held"] is None for f in every)}
+    if doc["totals"] != want:
+        raise ValueError(f"findings.json: totals {doc['totals']} disagree with the findings ({want})")
+
+
+def diff(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """What changed between two aggregate documents, one line per finding (verdicts only).
+
+    Lines say ``STUDY/ID changed from A to B``, ``STUDY/ID is new (V)`` or ``STUDY/ID was
+    removed (was V)``, in the new document's order (removed ones last).
+    """
+    def verdicts(doc: dict[str, Any]) -> dict[str, str]:
+        return {f["key"]: f["verdict"] for s in doc.get("studies", []) for f in s.get("findings", [])}
+
+    a, b = verdicts(old), verdicts(new)
+    lines = []
+    for key, v in b.items():
+        if key not in a:
+            lines.append(f"{key} is new ({v})")
+        elif a[key] != v:
+            lines.append(f"{key} changed from {a[key]} to {v}")
+    lines += [f"{key} was removed (was {v})" for key, v in a.items() if key not in b]
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m tcplab.studies.suite OLD.json NEW.json``: prints :func:`diff`; exit 1 on any change, 2 on bad input."""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 2:
+        print("usage: python -m tcplab.studies.suite OLD/findings.json NEW/findings.json", file=sys.stderr)
+        return 2
+    docs = []
+    for path in args:
+        try:
+            doc = json.loads(Path(path).read_text())
+            validate(doc)
+        except (OSError, ValueError) as e:
+            print(f"error: {path}: {e}", file=sys.stderr)
+            return 2
+        docs.append(doc)
+    lines = diff(*docs)
+    for line in lines:
+        print(line)
+    if not lines:
+        print(f"no verdict changed ({docs[1]['totals']['findings']} findings)")
+    return 1 if lines else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
