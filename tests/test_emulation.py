@@ -401,10 +401,13 @@ def test_rpc_transactions_follow_the_simulators_schedule_and_windows() -> None:
     for col in ("txn_id", "app", "batch", "request_bytes", "response_bytes"):
         assert (e[col].to_numpy() == m[col].to_numpy()).all(), col
     assert (e["scheduled_s"] - m["start_s"]).abs().max() < 1e-9
-    # Never early (a connect waits for its time); late only by the wake-up error, which
-    # a loaded machine stretches (28.8 ms seen once while cargo built on both cores).
+    # Never early (a connect waits for its time); late only by the client's wake-up
+    # error. Typically < 0.1 ms; a loaded machine stretches single ones (28.8 ms while
+    # cargo built on both cores; 169 ms for 3 of 18 at load average 5). The median
+    # catches a systematic delay (a connect waiting for the previous transaction would
+    # be ~1 UCT, 180 ms, late); the max only a wedged client.
     late = e["start_s"] - m["start_s"]
-    assert (late >= 0).all() and late.median() < 2e-3 and late.max() < 0.1, late.to_numpy()
+    assert (late >= 0).all() and late.median() < 2e-3 and late.max() < 1.0, late.to_numpy()
     assert (e["state"] == "closed").all() and (e["bytes_delivered"] == e["response_bytes"]).all()
     ff = dict(zip(e["app"], e["first_flight_pkts"]))
     assert ff == {"web": 3, "burst": 10}, e[["app", "first_flight_pkts"]]

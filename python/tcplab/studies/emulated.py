@@ -42,13 +42,14 @@ import html
 import json
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
 
+from tcplab.studies import engine
 from tcplab.studies import findings as F
 
 __all__ = ["ENGINES", "ENGINE_LABELS", "Metric", "run_engines", "comparison", "agreement_findings",
@@ -281,3 +282,31 @@ def render_scatter(comp: pd.DataFrame, metrics: Sequence[Metric], fig_dir: Path,
     return [{"stem": stem, "section": section, **files,
              "caption": "Real Linux against the simulator, per configuration (dots: the same scenario; crosses: the "
                         "simulator with the seed's kernel settings); on the grey line they agree."}]
+
+
+class EmulatedDefinition(engine.StudyDefinition):
+    """What every study's ``--mode emulate`` definition shares: the run count, the
+    side-by-side analysis (:func:`comparison`, the ``E1`` agreement finding) and the
+    scatter figure. A study's mode sets :attr:`config` (its configuration columns),
+    :attr:`metrics` and :attr:`comparison_unit`, and adds its set-up and report.
+    """
+
+    #: Columns that name a configuration in the ``runs`` table.
+    config: Sequence[str] = ()
+    #: The metrics compared between the simulator and the kernel.
+    metrics: Sequence[Metric] = ()
+    #: What one compared row is, for ``findings.json``'s description.
+    comparison_unit: str = "configuration and replication"
+
+    def n_runs(self, params: Any) -> int:
+        return params.n_runs()
+
+    def analyse(self, tables: dict[str, pd.DataFrame], params: Any) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
+        comp = comparison(tables["runs"], self.config, self.metrics)
+        doc = F.document(self.name, self.seed_study, asdict(params), params.reps, params.links,
+                         "simulator and real Linux on the same scenario, core seed and emulated network; per "
+                         + self.comparison_unit, agreement_findings(comp, self.metrics), mode="emulate")
+        return {"comparison": comp}, doc
+
+    def render_figures(self, tables: dict[str, pd.DataFrame], fig_dir: Path, params: Any) -> list[dict[str, Any]]:
+        return render_scatter(tables["comparison"], self.metrics, fig_dir, "sim_vs_kernel", "agreement")

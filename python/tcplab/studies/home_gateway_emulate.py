@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import html
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +39,6 @@ import pandas as pd
 
 from tcplab.studies import emulated as E
 from tcplab.studies import engine
-from tcplab.studies import findings as F
 from tcplab.studies import home_gateway as S
 from tcplab.studies.engine import BlockTask, StudyResult
 
@@ -144,8 +143,12 @@ def plan(params: EmulateParams) -> list[BlockTask]:
 CONFIG = ["link", "rtt_ms", "semantic", "limit", "cc"]
 
 
-class Definition(engine.StudyDefinition):
+class Definition(E.EmulatedDefinition):
     """Seed 003's reduced grid, simulated and emulated (:mod:`tcplab.studies.emulated`)."""
+
+    config = CONFIG
+    metrics = METRICS
+    comparison_unit = "configuration, TCP and replication"
 
     name = S.NAME
     seed_study = S.SEED_STUDY
@@ -160,21 +163,6 @@ class Definition(engine.StudyDefinition):
 
     def order(self, spec: dict[str, Any]) -> tuple[Any, ...]:
         return (S.LINKS.index(spec["link"]), spec["rtt_ms"], S.SEMANTICS.index(spec["semantic"]), spec["limit"])
-
-    def n_runs(self, params: EmulateParams) -> int:
-        return params.n_runs()
-
-    def analyse(self, tables: dict[str, pd.DataFrame], params: EmulateParams
-                ) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
-        comp = E.comparison(tables["runs"], CONFIG, METRICS)
-        doc = F.document(S.NAME, S.SEED_STUDY, asdict(params), params.reps, params.links,
-                         "simulator and real Linux on the same scenario, core seed and emulated network; per "
-                         "configuration, TCP and replication", E.agreement_findings(comp, METRICS), mode="emulate")
-        return {"comparison": comp}, doc
-
-    def render_figures(self, tables: dict[str, pd.DataFrame], fig_dir: Path, params: EmulateParams
-                       ) -> list[dict[str, Any]]:
-        return E.render_scatter(tables["comparison"], METRICS, fig_dir, "sim_vs_kernel", "agreement")
 
     def write_report(self, out: Path, params: EmulateParams, tables: dict[str, pd.DataFrame], findings: dict[str, Any],
                      figs: list[dict[str, Any]], manifest: dict[str, Any]) -> Path:

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import html
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +52,6 @@ import pandas as pd
 
 from tcplab.studies import emulated as E
 from tcplab.studies import engine
-from tcplab.studies import findings as F
 from tcplab.studies import iw_testbed as S
 from tcplab.studies.engine import BlockTask, StudyResult
 
@@ -211,8 +210,11 @@ def plan(params: EmulateParams) -> list[BlockTask]:
 CONFIG = ["link", "load", "opens", "bg", "iw"]
 
 
-class Definition(engine.StudyDefinition):
+class Definition(E.EmulatedDefinition):
     """Seed 001's reduced grid, simulated and emulated (:mod:`tcplab.studies.emulated`)."""
+
+    config = CONFIG
+    metrics = METRICS
 
     name = S.NAME
     seed_study = "001_ac085380cef1778f"
@@ -228,22 +230,11 @@ class Definition(engine.StudyDefinition):
     def order(self, spec: dict[str, Any]) -> tuple[Any, ...]:
         return (list(GRID).index(spec["link"]), spec["opens"], spec["bg"], list(S.IW_VARIANTS).index(spec["iw"]))
 
-    def n_runs(self, params: EmulateParams) -> int:
-        return params.n_runs()
-
-    def analyse(self, tables: dict[str, pd.DataFrame], params: EmulateParams
-                ) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
-        comp = E.comparison(tables["runs"], CONFIG, METRICS)
-        doc = F.document(S.NAME, self.seed_study, asdict(params), params.reps, params.links,
-                         "simulator and real Linux on the same scenario, core seed and emulated network; per "
-                         "configuration and replication", E.agreement_findings(comp, METRICS), mode="emulate")
-        return {"comparison": comp}, doc
-
     def render_figures(self, tables: dict[str, pd.DataFrame], fig_dir: Path, params: EmulateParams
                        ) -> list[dict[str, Any]]:
         from tcplab.studies import reporting as R
 
-        figs = E.render_scatter(tables["comparison"], METRICS, fig_dir, "sim_vs_kernel", "agreement")
+        figs = super().render_figures(tables, fig_dir, params)
         txns = tables.get("txns", pd.DataFrame())
         if len(txns):
             keys = [k for k in CONFIG if k in txns]
