@@ -83,11 +83,16 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--no-realtime", action="store_true",
                    help="do not ask for SCHED_FIFO priority for the packet loop (default: ask)")
 
-    fd = sub.add_parser("fidelity", help="run simulator and real Linux TCP on one scenario and compare them",
+    fd = sub.add_parser("fidelity", help="run simulator and real Linux TCP on one scenario (or a grid) and compare them",
                         description="Run SCENARIO.toml --reps times in the simulator and in the emulator (same seeds), "
                                     "and write a table of every metric (sim, kernel, relative error) and report.html "
-                                    "with the cwnd and queue series overlaid.")
-    fd.add_argument("scenario", metavar="SCENARIO.toml", help="scenario file")
+                                    "with the cwnd and queue series overlaid. Given a directory holding grid.toml "
+                                    "(e.g. examples/fidelity/loss-grid), run every scenario x congestion control "
+                                    "point of the grid instead (its reps come from grid.toml; kernel runs are kept "
+                                    "and reused, so re-running resumes).")
+    fd.add_argument("scenario", metavar="SCENARIO.toml|GRID_DIR", help="scenario file, or a directory with grid.toml")
+    fd.add_argument("--sim-only", action="store_true",
+                    help="grid only: recompute the simulator side against the kernel runs already in --out")
     fd.add_argument("--reps", type=_positive, default=3, metavar="N", help="replications of each side (default: 3)")
     fd.add_argument("--out", type=Path, default=None, metavar="DIR",
                     help="results directory (default: results/fidelity-<scenario file stem>)")
@@ -341,7 +346,13 @@ def _print_emulation(meta: dict[str, Any]) -> None:
 def _cmd_fidelity(args: argparse.Namespace) -> int:
     from tcplab.emulation import EmulationFailed, EmulationInterrupted, EmulationRefused, EmulatorNotFound
     from tcplab.fidelity import fidelity
+    from tcplab.fidelity_grid import is_grid
 
+    if is_grid(args.scenario):
+        return _fidelity_grid(args)
+    if args.sim_only:
+        _err(f"--sim-only: {args.scenario} is not a grid directory (no grid.toml); it applies to grids only")
+        return EXIT_BAD_INPUT
     sc = load(args.scenario)
     out = args.out or Path("results") / f"fidelity-{Path(args.scenario).stem}"
     check_output_dir(out)
@@ -377,6 +388,68 @@ def _cmd_fidelity(args: argparse.Namespace) -> int:
     if res.meta.get("behind"):
         _err("WARNING: the emulator fell behind its scheduling bound in at least one replication")
     print(f"table: {out / 'fidelity.parquet'}; report written to {res.report}")
+    return EXIT_OK
+
+
+def _fidelity_grid(args: argparse.Namespace) -> int:
+    """``tcplab fidelity GRID_DIR``: every point of a fidelity grid (tcplab.fidelity_grid)."""
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.table import Table
+
+    from tcplab.emulation import EmulationFailed, EmulationInterrupted, EmulationRefused, EmulatorNotFound
+    from tcplab.fidelity_grid import GRID_METRICS, load_grid, run_grid
+
+    grid, points = load_grid(args.scenario)  # bad input is reported before anything runs
+    out = args.out or Path("results") / f"fidelity-{grid.name}"
+    check_output_dir(out)
+    console = Console(stderr=True)
+    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total} kernel runs"),
+                  TimeRemainingColumn(), console=console, disable=not console.is_terminal) as bar:
+        task = bar.add_task("kernel", total=None)
+
+        def progress(done: int, total: int, message: str) -> None:
+            bar.update(task, completed=done, total=total, description=message)
+            if not console.is_terminal:
+                print(f"[{done}/{total}] {message}", file=sys.stderr, flush=True)
+
+        try:
+            res = run_grid(args.scenario, out, sim_only=args.sim_only, progress=progress,
+                           realtime=not args.no_realtime, quiet=True)
+        except FileNotFoundError as e:
+            _err(str(e))
+            return EXIT_BAD_INPUT
+        except EmulationRefused as e:
+            _err(f"{args.scenario}: {e}")
+            return EXIT_BAD_INPUT
+        except EmulatorNotFound as e:
+            _err(str(e))
+            return EXIT_RUN_FAILED
+        except EmulationInterrupted as e:
+            _err(f"{e} (finished kernel runs are kept in {out}; re-run to resume)")
+            return 128 + e.signum
+        except EmulationFailed as e:
+            _err(f"{args.scenario}: the emulation failed: {e} (finished kernel runs are kept; re-run to resume)")
+            return EXIT_RUN_FAILED
+    g = res.table[res.table["metric"] == "goodput_bps"].set_index("point")
+    t = Table(title=f"{grid.name}: simulator vs Linux {res.meta.get('kernel')} ({grid.reps} runs per side and point)")
+    cols = ["point"] + [f"{GRID_METRICS[m][1]} sim/kernel" for m in GRID_METRICS] + ["goodput error", "agrees"]
+    for c in cols:
+        t.add_column(c, justify="left" if c == "point" else "right")
+    wide = res.table.set_index(["point", "metric"])
+    for p in g.index:
+        cells = []
+        for m in GRID_METRICS:
+            s, k = wide.loc[(p, m), "sim"], wide.loc[(p, m), "kernel"]
+            scale = 1e6 if m == "goodput_bps" else (1460 if m == "cwnd_mean_bytes" else 1)
+            cells.append(f"{_fmt(s / scale, 3)} / {_fmt(k / scale, 3)}")
+        t.add_row(p, *cells, f"{g.loc[p, 'rel_error']:+.1%}", "yes" if g.loc[p, "agrees"] else "NO")
+    Console(width=None if sys.stdout.isatty() else 160).print(t)
+    print(f"units: goodput Mbit/s, cwnd segments of 1460 B; {int(g['agrees'].sum())}/{len(g)} points agree "
+          f"(within {grid.tolerance:.0%} or the kernel's 95% CI)")
+    if res.meta["behind"]:
+        _err(f"WARNING: the emulator fell behind in {len(res.meta['behind'])} kernel run(s): {', '.join(res.meta['behind'])}")
+    print(f"table: {out / 'grid.parquet'}; report written to {res.report}")
     return EXIT_OK
 
 

@@ -27,14 +27,24 @@
 //! | byte_counting, abc_limit | — | Linux counts delivered segments (`tcp_slow_start`): per-ACK counting or another limit is refused |
 //! | delack_timeout, delack_segments | — | 40 ms minimum (`TCP_DELACK_MIN`), ACK every 2 full segments (`__tcp_ack_snd_check`): other values are refused |
 //! | daass | — | Linux has its own quick-ACK start instead: on is refused |
+//! | ecn | `net.ipv4.tcp_ecn` | sender: 1 = request ECN on the SYN, 2 = only accept it (the receiver keeps the default 2: it accepts a request) |
+//! | rack | `net.ipv4.tcp_recovery` | sender: 1 = RACK loss detection, 0 = duplicate-ACK counting |
+//! | tlp | `net.ipv4.tcp_early_retrans` | sender: 3 = tail loss probes, 0 = none |
+//! | dsack | `net.ipv4.tcp_dsack` | both hosts |
+//! | prr | — | Linux always reduces with `tcp_cwnd_reduction` (PRR, RFC 9937): `linux` is native, other modes are accepted and noted |
+//! | rtt_estimator | — | Linux always runs `tcp_rtt_estimator`: `linux` is native, `rfc6298` is accepted and noted |
+//! | ssthresh_from_cwnd | — | Linux's CC modules reduce from cwnd: true is native, false is accepted and noted |
+//! | linux_cc | — | the kernel's CC modules are Linux's: true is native, false is accepted and noted |
 //! | fin_ignores_cwnd | — | before Linux 6.10, `tcp_cwnd_test` let a last sub-MSS segment carrying the FIN leave beyond cwnd ("IW10 is really IW11"): there, on is native and off is accepted and noted; Linux 6.10 removed the exception ("tcp: remove dubious FIN exception from tcp_cwnd_test()", E. Dumazet, 2024): there, off is native and on is refused |
 //!
 //! Behaviour the simulator does not model is left at the kernel's defaults and listed
-//! in docs/emulation.md (RACK-TLP, PRR, quick-ACK start, receive-buffer autotuning,
-//! TCP small queues, HyStart in the kernel's CUBIC).
+//! in docs/emulation.md (quick-ACK start, receive-buffer autotuning, TCP small queues,
+//! HyStart in the kernel's CUBIC).
 
 use tcplab_core::cc::CcSpec;
 use tcplab_core::tcp::config::{InitialWindow, TcpConfig};
+use tcplab_core::tcp::prr::PrrMode;
+use tcplab_core::tcp::rtt::RttEstimatorKind;
 use tcplab_core::time::SimDuration;
 
 /// Which host a sysctl must be set on.
@@ -236,6 +246,25 @@ pub fn map_tcp(cfg: &TcpConfig, cc: &CcSpec, k: &KernelFacts) -> Result<KernelTc
     } else {
         out.sysctls.push(("net.ipv4.tcp_no_metrics_save", "1".into(), Side::Sender));
     }
+    out.sysctls.push(("net.ipv4.tcp_ecn", if cfg.ecn { "1" } else { "2" }.into(), Side::Sender));
+    out.sysctls.push(("net.ipv4.tcp_recovery", (cfg.rack as u8).to_string(), Side::Sender));
+    out.sysctls.push(("net.ipv4.tcp_early_retrans", if cfg.tlp { "3" } else { "0" }.into(), Side::Sender));
+    out.sysctls.push(("net.ipv4.tcp_dsack", (cfg.dsack as u8).to_string(), Side::Both));
+    if cfg.prr != PrrMode::Linux {
+        out.deviations.push(format!(
+            "tcp.prr = {:?}: Linux always reduces cwnd in recovery with tcp_cwnd_reduction (PRR as RFC 9937); the kernel does this regardless",
+            cfg.prr
+        ));
+    }
+    if cfg.rtt_estimator != RttEstimatorKind::Linux {
+        out.deviations.push("tcp.rtt_estimator = rfc6298: Linux samples every ACK (tcp_rtt_estimator) and bounds RTO below by SRTT + rto_min; the kernel does this regardless".into());
+    }
+    if !cfg.ssthresh_from_cwnd {
+        out.deviations.push("tcp.ssthresh_from_cwnd = false: Linux's congestion controls reduce from cwnd (tcp_reno_ssthresh), not FlightSize; the kernel does this regardless".into());
+    }
+    if !cfg.linux_cc {
+        out.deviations.push("tcp.linux_cc = false: the kernel's congestion controls are Linux's modules (whole-segment ssthresh, CUBIC's constant Reno-friendly alpha, BBR's own recovery); the kernel does this regardless".into());
+    }
     match (cfg.fin_ignores_cwnd, k.fin_exception()) {
         (false, true) => out.deviations.push(format!(
             "tcp.fin_ignores_cwnd = false: Linux {} sends a last sub-MSS segment carrying the FIN even when cwnd is full (tcp_cwnd_test, before 6.10); the kernel does this regardless",
@@ -341,5 +370,24 @@ mod tests {
         let plain = TcpSpec::default().resolve().unwrap();
         assert!(map_tcp(&plain, &CcSpec::default(), &with("6.18.44")).unwrap().deviations.is_empty());
         assert!(map_tcp(&plain, &CcSpec::default(), &with("6.6.1")).unwrap().deviations[0].contains("fin_ignores_cwnd = false"));
+    }
+
+    #[test]
+    fn loss_recovery_knobs_are_sysctls_or_noted() {
+        let sysctl = |k: &KernelTcp, name: &str| k.sysctls.iter().find(|s| s.0 == name).map(|s| s.1.clone());
+        let linux = map_tcp(&TcpSpec::default().resolve().unwrap(), &CcSpec::default(), &facts()).unwrap();
+        assert_eq!(sysctl(&linux, "net.ipv4.tcp_recovery").as_deref(), Some("1"));
+        assert_eq!(sysctl(&linux, "net.ipv4.tcp_early_retrans").as_deref(), Some("3"));
+        assert_eq!(sysctl(&linux, "net.ipv4.tcp_dsack").as_deref(), Some("1"));
+        assert_eq!(sysctl(&linux, "net.ipv4.tcp_ecn").as_deref(), Some("2"));
+        let old = TcpSpec { profile: Some("linux-2.6".into()), ecn: Some(true), ..Default::default() };
+        let k = map_tcp(&old.resolve().unwrap(), &CcSpec::default(), &facts()).unwrap();
+        assert_eq!(sysctl(&k, "net.ipv4.tcp_recovery").as_deref(), Some("0"));
+        assert_eq!(sysctl(&k, "net.ipv4.tcp_early_retrans").as_deref(), Some("0"));
+        assert_eq!(sysctl(&k, "net.ipv4.tcp_ecn").as_deref(), Some("1"));
+        let noted = k.deviations.join("\n");
+        for knob in ["tcp.prr = Off", "tcp.rtt_estimator = rfc6298", "tcp.ssthresh_from_cwnd = false", "tcp.linux_cc = false"] {
+            assert!(noted.contains(knob), "{knob} not in {noted}");
+        }
     }
 }

@@ -54,6 +54,7 @@ TCP_KINDS: dict[str, str] = {
     "dsack": "bool",
     "rtt_estimator": "str",
     "ssthresh_from_cwnd": "bool",
+    "linux_cc": "bool",
 }
 
 
@@ -144,6 +145,12 @@ class TcpOptions(Model):
     ssthresh_from_cwnd: Optional[bool] = _knob(
         "ssthresh_from_cwnd", "Loss and ECN reductions start from cwnd (Linux `tcp_reno_ssthresh` = cwnd/2) "
                               "instead of FlightSize (RFC 5681 §3.1 eq. 4).")
+    linux_cc: Optional[bool] = _knob(
+        "linux_cc", "Congestion controls compute as the Linux modules do where they depart from their RFCs: "
+                    "ssthresh in whole segments (`tcp_reno_ssthresh`, `bictcp_recalc_ssthresh`), CUBIC's "
+                    "Reno-friendly alpha kept at 3(1-beta)/(1+beta) (`bictcp_update`), and BBR sets cwnd "
+                    "through recovery itself, without PRR (`tcp_cong_control`, "
+                    "`bbr_set_cwnd_to_recover_or_restore`).")
 
     def to_core(self) -> dict[str, Any]:
         """The core's ``TcpSpec``, with only the fields that are set."""

@@ -45,15 +45,22 @@
 //! **Sender interface.** BBR needs every ACK's `RateSample` with `prior_delivered`
 //! and `total_delivered`; bytes newly delivered = the change in `total_delivered`,
 //! inflight after the ACK = `prior_in_flight - newly delivered - lost`. `on_ack` does
-//! nothing. BBR sets cwnd only in the Open state: during Recovery/Loss the sender's
-//! recovery owns cwnd. `ssthresh_after_loss` returns the cwnd to restore when recovery
-//! ends (Linux saves `prior_cwnd` in `bbr_ssthresh` and restores `max(cwnd,
-//! prior_cwnd)` on leaving recovery), so a loss does not shrink BBR's cwnd once
-//! recovery is over.
+//! nothing. Two ways of meeting loss recovery:
+//! - With `linux_cc` (the `linux` profile), as Linux: BBR is a `cong_control` CC
+//!   (`cong_control() = true`), so the sender runs no PRR and never sets cwnd =
+//!   ssthresh; BBR sets cwnd on every ACK in every state (`bbr_set_cwnd`): newly lost
+//!   packets are deducted, the first round of recovery conserves packets (cwnd =
+//!   inflight + acked, `bbr_set_cwnd_to_recover_or_restore`), and leaving recovery or
+//!   loss restores the cwnd saved when it began. After an RTO cwnd starts from the
+//!   sender's 1 packet (`tcp_enter_loss`).
+//! - Otherwise BBR sets cwnd only in the Open state and the sender's recovery owns it.
+//!   `ssthresh_after_loss` returns the cwnd to restore when recovery ends (Linux saves
+//!   `prior_cwnd` in `bbr_ssthresh` and restores `max(cwnd, prior_cwnd)` on leaving
+//!   recovery), so a loss does not shrink BBR's cwnd once recovery is over.
 //!
 //! Deviations from Linux:
-//! - No packet conservation during recovery (the tcplab sender owns recovery), no
-//!   long-term (policer) bandwidth sampling, no ACK-aggregation (`extra_acked`)
+//! - Without `linux_cc`: no packet conservation during recovery (the sender owns
+//!   recovery). In both modes: no long-term (policer) bandwidth sampling, no ACK-aggregation (`extra_acked`)
 //!   headroom, no idle-restart handling, no app-limited marking in ProbeRTT.
 //! - cwnd quanta follow draft-00 (3 * send_quantum, with send_quantum 1 MSS below
 //!   1.2 Mbit/s pacing, 2 MSS below 24 Mbit/s, else min(1 ms of pacing, 64 kB)); Linux
@@ -61,8 +68,8 @@
 //!   1.25 phase.
 //! - Gains are real numbers (Linux: 1/256 fixed point; its high gain is 739/256 =
 //!   2.8867 rather than 2/ln2 = 2.8854).
-//! - After an RTO the sender sets cwnd = 1 MSS; BBR raises it to its 4-packet
-//!   minimum at once (Linux lets it grow from 1 on the next ACKs).
+//! - Without `linux_cc`, after an RTO the sender sets cwnd = 1 MSS and BBR raises it
+//!   to its 4-packet minimum at once (Linux lets it grow from 1 on the next ACKs).
 //! - With no RTT sample yet, the BDP is the initial window given at build time
 //!   (Linux: `TCP_INIT_CWND` = 10 packets).
 //! - The 10 s RTprop timer starts at the first RTT sample (Linux: at connection
@@ -182,6 +189,11 @@ pub struct Bbr {
     /// cwnd BBR last set in the Open state, bytes.
     open_cwnd: u64,
     ca_state: CaState,
+    /// `linux_cc`: the state seen at the previous cwnd update (Linux `prev_ca_state`).
+    prev_ca_state: CaState,
+    /// `linux_cc`: packet conservation in the first round of recovery (Linux
+    /// `packet_conservation`).
+    packet_conservation: bool,
     last_total_delivered: u64,
     /// Initial window, bytes: the BDP before any RTT sample.
     init_cwnd: u64,
@@ -211,6 +223,8 @@ impl Bbr {
             prior_cwnd: 0,
             open_cwnd: w.cwnd,
             ca_state: CaState::Open,
+            prev_ca_state: CaState::Open,
+            packet_conservation: false,
             last_total_delivered: 0,
             init_cwnd: w.cwnd,
             mss: w.mss as u64,
@@ -302,6 +316,7 @@ impl Bbr {
             self.next_round_delivered = rs.total_delivered;
             self.round_count += 1;
             self.round_start = true;
+            self.packet_conservation = false;
         }
         let bw = rs.delivered as f64 / rs.interval.as_secs_f64();
         // App-limited samples only count when they raise the estimate.
@@ -411,7 +426,61 @@ impl Bbr {
         }
     }
 
-    fn set_cwnd(&mut self, w: &mut Window, rs: &RateSample, acked: u64, bw: f64) {
+    /// Linux `bbr_set_cwnd_to_recover_or_restore` (`linux_cc`): deduct the newly lost
+    /// from cwnd; on entering recovery start a round and conserve packets (cwnd =
+    /// inflight + acked) for one round; on leaving recovery or loss restore the cwnd
+    /// saved when it began. Returns the cwnd and whether conservation decides it.
+    fn recover_or_restore(&mut self, cwnd: u64, rs: &RateSample, acked: u64, inflight_now: u64) -> (u64, bool) {
+        let mut cwnd = cwnd;
+        if rs.lost > 0 {
+            cwnd = cwnd.saturating_sub(rs.lost).max(self.mss);
+        }
+        let (prev, state) = (self.prev_ca_state, self.ca_state);
+        let in_recovery = |s: CaState| matches!(s, CaState::Recovery | CaState::Loss);
+        if state == CaState::Recovery && prev != CaState::Recovery {
+            self.packet_conservation = true;
+            self.next_round_delivered = rs.total_delivered; // start a round now
+            cwnd = inflight_now + acked; // cut what app limits or TSQ left unused
+        } else if in_recovery(prev) && !in_recovery(state) {
+            cwnd = cwnd.max(self.prior_cwnd);
+            self.packet_conservation = false;
+        }
+        self.prev_ca_state = state;
+        if self.packet_conservation {
+            return (cwnd.max(inflight_now + acked), true);
+        }
+        (cwnd, false)
+    }
+
+    /// Linux `bbr_set_cwnd` under `linux_cc`: cwnd is BBR's in every state.
+    fn set_cwnd_linux(&mut self, w: &mut Window, rs: &RateSample, acked: u64, bw: f64, inflight_now: u64) {
+        let mut cwnd = w.cwnd;
+        if acked > 0 {
+            let conserving;
+            (cwnd, conserving) = self.recover_or_restore(cwnd, rs, acked, inflight_now);
+            if !conserving {
+                let target = self.inflight_target(bw, self.cwnd_gain);
+                if self.full_bw_reached {
+                    cwnd = (cwnd + acked).min(target);
+                } else if cwnd < target || rs.total_delivered < self.init_cwnd {
+                    cwnd += acked;
+                }
+                cwnd = cwnd.max(self.min_cwnd());
+            }
+        }
+        if matches!(self.mode, Mode::ProbeRtt { .. }) {
+            cwnd = cwnd.min(self.min_cwnd());
+        }
+        w.cwnd = cwnd;
+        if self.ca_state == CaState::Open {
+            self.open_cwnd = cwnd;
+        }
+    }
+
+    fn set_cwnd(&mut self, w: &mut Window, rs: &RateSample, acked: u64, bw: f64, inflight_now: u64) {
+        if w.linux_cc {
+            return self.set_cwnd_linux(w, rs, acked, bw, inflight_now);
+        }
         if self.ca_state != CaState::Open {
             return; // the sender's loss recovery owns cwnd
         }
@@ -457,7 +526,13 @@ impl CongestionControl for Bbr {
     }
 
     fn on_rto(&mut self, w: &mut Window, _now: SimTime) {
-        w.cwnd = w.cwnd.max(self.min_cwnd());
+        if !w.linux_cc {
+            w.cwnd = w.cwnd.max(self.min_cwnd());
+        } // else Linux: cwnd grows from tcp_enter_loss's 1 packet on the next ACKs
+    }
+
+    fn cong_control(&self) -> bool {
+        true
     }
 
     fn on_state_change(&mut self, w: &mut Window, from: CaState, to: CaState, _now: SimTime) {
@@ -467,6 +542,17 @@ impl CongestionControl for Bbr {
         if to != CaState::Open {
             // Linux bbr_ssthresh -> bbr_save_cwnd, before the state changes.
             self.save_cwnd(w.cwnd.max(if from == CaState::Open { self.open_cwnd } else { 0 }));
+        }
+        if w.linux_cc {
+            // Rounds, conservation and the restore happen at the next cwnd update
+            // (`recover_or_restore`); only an RTO acts at once (Linux bbr_set_state).
+            if to == CaState::Loss {
+                self.full_bw = 0.0;
+                self.round_start = true;
+                self.prev_ca_state = CaState::Loss;
+            }
+            self.ca_state = to;
+            return;
         }
         match to {
             CaState::Recovery => {
@@ -515,7 +601,7 @@ impl CongestionControl for Bbr {
         // Linux bbr_main.
         let bw = self.max_bw();
         self.set_pacing_rate(bw, self.pacing_gain);
-        self.set_cwnd(w, rs, acked, bw);
+        self.set_cwnd(w, rs, acked, bw, inflight_now);
     }
 
     fn undo(&mut self, w: &Window) -> Option<u64> {
@@ -851,6 +937,57 @@ mod tests {
         d.bbr.on_rto(&mut d.w, d.now);
         assert_eq!(d.w.cwnd, 4 * MSS);
         assert!(d.bbr.pacing_rate().unwrap().0 > 0);
+    }
+
+    #[test]
+    fn linux_recovery_conserves_packets_for_a_round_then_restores() {
+        // Linux bbr_set_cwnd_to_recover_or_restore. In ProbeBW at BDP 10 MSS with cwnd
+        // 23 MSS, a loss: the first ACK in recovery (1 MSS acked, 1 MSS newly lost,
+        // 16 MSS in flight before it) sets cwnd = inflight + acked = 14 + 1 = 15 MSS.
+        let mut d = in_probe_bw(Params::default());
+        d.w.linux_cc = true;
+        let before = d.w.cwnd;
+        assert_eq!(before, 23 * MSS);
+        d.bbr.on_state_change(&mut d.w, CaState::Open, CaState::Recovery, d.now);
+        assert_eq!(d.w.cwnd, before, "the state change alone leaves cwnd alone");
+        let lossy = |d: &mut Driver, prior_delivered: u64, prior_in_flight: u64, lost: u64| {
+            d.delivered += MSS;
+            let rs = RateSample {
+                now: d.now,
+                delivered: 10 * MSS,
+                interval: RTT,
+                rtt: Some(RTT),
+                is_app_limited: false,
+                lost,
+                prior_in_flight,
+                prior_delivered,
+                total_delivered: d.delivered,
+            };
+            d.bbr.on_rate_sample(&mut d.w, &rs);
+        };
+        let round_start = d.delivered;
+        lossy(&mut d, round_start - 5 * MSS, 16 * MSS, MSS);
+        assert_eq!(d.w.cwnd, 15 * MSS);
+        // Still the first round: cwnd = max(cwnd - lost, inflight + acked): an ACK with
+        // nothing lost and 12 MSS in flight keeps 15.
+        lossy(&mut d, round_start - 4 * MSS, 13 * MSS, 0);
+        assert_eq!(d.w.cwnd, 15 * MSS);
+        // A packet sent after recovery began is acked: a new round, conservation
+        // ends and BBR grows toward its target again (cwnd + acked).
+        let now_delivered = d.delivered;
+        lossy(&mut d, now_delivered, 13 * MSS, 0);
+        assert_eq!(d.w.cwnd, 16 * MSS);
+        // Leaving recovery restores the cwnd saved when it began (at the next ACK).
+        d.bbr.on_state_change(&mut d.w, CaState::Recovery, CaState::Open, d.now);
+        let now_delivered = d.delivered;
+        lossy(&mut d, now_delivered, 10 * MSS, 0);
+        assert_eq!(d.w.cwnd, before);
+        // An RTO: Linux's tcp_enter_loss leaves 1 packet; BBR does not lift it at once.
+        d.w.cwnd = MSS;
+        d.bbr.on_state_change(&mut d.w, CaState::Open, CaState::Loss, d.now);
+        d.bbr.on_rto(&mut d.w, d.now);
+        assert_eq!(d.w.cwnd, MSS);
+        assert!(d.bbr.cong_control());
     }
 
     #[test]

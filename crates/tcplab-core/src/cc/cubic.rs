@@ -47,7 +47,9 @@
 //!   beta is 0.7, where Linux uses 717/1024. The increase is recomputed on every ACK;
 //!   Linux does it at most once per jiffy.
 //! - The RTT added to t is the smoothed RTT (RFC 9438 §4.2). Linux adds `delay_min`.
-//! - alpha switches to 1 once `W_est >= cwnd_prior` (RFC 9438 §4.3). Linux keeps alpha_cubic.
+//! - alpha switches to 1 once `W_est >= cwnd_prior` (RFC 9438 §4.3). Linux keeps
+//!   alpha_cubic; so does tcplab when the sender runs with `linux_cc` (the `linux`
+//!   profile).
 //! - Without a known W_max (slow start ended with no loss), K = 0 and W_max = cwnd_epoch,
 //!   as RFC 9438 §4.10 says. Linux then also grows at least 5 % per RTT (`cnt` at most
 //!   20); tcplab does not.
@@ -459,8 +461,11 @@ impl Cubic {
         let mut increase = target - cwnd; // segments per RTT
         if self.p.reno_friendly {
             let segments_acked = if w.byte_counting { acked as f64 / mss } else { 1.0 };
+            // RFC 9438 §4.3 switches alpha to 1 once W_est reaches cwnd_prior; Linux
+            // `bictcp_update` keeps 3(1-beta)/(1+beta) throughout (`linux_cc`).
             let alpha = match self.cwnd_prior {
-                Some(prior) if epoch.w_est < prior => self.alpha_cubic,
+                Some(prior) if epoch.w_est < prior || w.linux_cc => self.alpha_cubic,
+                None if w.linux_cc => self.alpha_cubic,
                 _ => 1.0,
             };
             // W_est += alpha_cubic * segments_acked / cwnd   (RFC 9438, Eq. 4)
@@ -739,6 +744,29 @@ mod tests {
         // (acked bytes accumulate across the rising per-RTT targets, as in Linux).
         let (cubic_only, _) = run(false);
         assert!((7.0..=8.0).contains(&cubic_only), "cubic-only cwnd {cubic_only}");
+    }
+
+    #[test]
+    fn linux_keeps_alpha_cubic_beyond_cwnd_prior() {
+        // The same run as above. Linux `bictcp_update` (linux_cc) keeps alpha_cubic =
+        // 0.529 per RTT for all 20 RTTs: W_est = 7 + 20 * 0.529 = 17.6 segments (RFC
+        // 9438 §4.3's switch to 1 at cwnd_prior = 10 gives 24.3).
+        let run = |linux_cc: bool| {
+            let mut t = cubic(Params::default(), 10, true);
+            t.w.linux_cc = linux_cc;
+            t.rtt = SimDuration::from_millis(10);
+            t.w.ssthresh = t.w.cwnd;
+            t.send(10);
+            t.lose();
+            t.in_flight = 0;
+            for _ in 0..20 {
+                t.round_trip_all();
+            }
+            trace(&t, "w_est").unwrap()
+        };
+        let (rfc, linux) = (run(false), run(true));
+        assert!((23.0..=25.5).contains(&rfc), "RFC W_est {rfc}");
+        assert!((17.0..=18.2).contains(&linux), "Linux W_est {linux}");
     }
 
     #[test]

@@ -63,11 +63,14 @@ pub struct Window {
     pub abc_limit: u32,
     /// Bytes acked since cwnd last grew in congestion avoidance (RFC 3465 §2.1).
     pub bytes_acked: u64,
+    /// The sender runs with `TcpConfig::linux_cc`: algorithms follow the Linux
+    /// module where it departs from the RFC (set by the sender; false in `new`).
+    pub linux_cc: bool,
 }
 
 impl Window {
     pub fn new(cwnd: u64, ssthresh: u64, mss: u32, byte_counting: bool, abc_limit: u32) -> Self {
-        Window { cwnd, ssthresh, mss, byte_counting, abc_limit, bytes_acked: 0 }
+        Window { cwnd, ssthresh, mss, byte_counting, abc_limit, bytes_acked: 0, linux_cc: false }
     }
     pub fn in_slow_start(&self) -> bool {
         self.cwnd < self.ssthresh
@@ -192,6 +195,13 @@ pub trait CongestionControl: Send {
     /// (the pre-reduction cwnd and ssthresh, RFC 4015 / Linux `tcp_undo_cwnd`).
     fn undo(&mut self, _w: &Window) -> Option<u64> {
         None
+    }
+    /// The algorithm has a Linux `cong_control` hook (BBR): with `linux_cc` it sets
+    /// cwnd on every ACK in every state from `on_rate_sample`, and the sender's
+    /// recovery (PRR, cwnd = ssthresh at its ends) leaves cwnd alone (Linux
+    /// `tcp_cong_control`, `tcp_end_cwnd_reduction`).
+    fn cong_control(&self) -> bool {
+        false
     }
     /// Pacing rate, for algorithms that pace (BBR); `None` = no pacing.
     fn pacing_rate(&self) -> Option<Rate> {

@@ -9,7 +9,9 @@
 //!   `tcp_early_retrans = 3`), PRR (`tcp_cwnd_reduction`), Linux's RTT estimator (every ACK sampled,
 //!   mdev/rttvar, RTO = SRTT + 4 RTTVAR with RTTVAR's term at least the 200 ms minimum
 //!   RTO), window reductions computed from cwnd (`tcp_reno_ssthresh` = cwnd/2), no
-//!   initial ssthresh bound. ECN is not requested (`tcp_ecn = 2`: accepted when asked).
+//!   initial ssthresh bound, congestion controls as the Linux modules compute them
+//!   (`linux_cc`: whole-segment ssthresh, CUBIC's constant Reno-friendly alpha, BBR's
+//!   own recovery window). ECN is not requested (`tcp_ecn = 2`: accepted when asked).
 //!   F-RTO stays off although Linux enables it (`tcp_frto = 2`): tcplab's F-RTO is RFC
 //!   5682's basic algorithm, and with byte counting under load it keeps senders from
 //!   fast recovery (see docs/validation.md, Known deviations).
@@ -151,6 +153,14 @@ pub struct TcpConfig {
     /// instead of FlightSize (RFC 5681 §3.1 eq. 4).
     #[serde(default)]
     pub ssthresh_from_cwnd: bool,
+    /// Congestion controls follow the Linux modules where the kernel departs from
+    /// their RFCs (issue 16): whole-segment ssthresh (`tcp_reno_ssthresh`,
+    /// `bictcp_recalc_ssthresh` work in packets); CUBIC keeps its Reno-friendly
+    /// alpha = 3(1-beta)/(1+beta) (`bictcp_update`; RFC 9438 §4.3 switches to 1); a CC
+    /// with its own `cong_control` (BBR) sets cwnd during recovery itself, without PRR
+    /// (`tcp_cong_control`, `bbr_set_cwnd_to_recover_or_restore`).
+    #[serde(default)]
+    pub linux_cc: bool,
 }
 
 /// A scenario's TCP settings: a profile name plus per-knob overrides.
@@ -189,6 +199,7 @@ pub struct TcpSpec {
     pub dsack: Option<bool>,
     pub rtt_estimator: Option<RttEstimatorKind>,
     pub ssthresh_from_cwnd: Option<bool>,
+    pub linux_cc: Option<bool>,
 }
 
 /// Names of the built-in profiles, in the order `tcplab list` shows them.
@@ -198,7 +209,7 @@ pub const DEFAULT_PROFILE: &str = "linux";
 /// One-line descriptions for `tcplab list`.
 pub fn profile_description(name: &str) -> &'static str {
     match name {
-        "linux" => "Linux 6.x: IW10, initial RTO 1 s, Linux RTT estimator (RTO >= SRTT + 200 ms), delayed ACK 40 ms/2 segments, ABC, SACK + D-SACK, RACK-TLP, PRR, reductions from cwnd",
+        "linux" => "Linux 6.x: IW10, initial RTO 1 s, Linux RTT estimator (RTO >= SRTT + 200 ms), delayed ACK 40 ms/2 segments, ABC, SACK + D-SACK, RACK-TLP, PRR, reductions from cwnd, Linux CC modules' arithmetic",
         "linux-2.6" => "Linux 2.6.2x-2.6.35 (seeds 001, 003; the linux profile before PRR and RACK): IW10, RFC 6298 RTO >= 200 ms, delayed ACK 40 ms/2 segments, ABC, SACK/RFC 6675, Limited Transmit",
         "ns2-sack" => "ns-2 Agent/TCP/Sack1 as in seed 000: IW3, initial RTO 3 s, min RTO 1 s, per-ACK growth, no delayed ACK, SACK",
         "reference" => "seed 004 reference TCP: IW1, RFC 2581 + NewReno (RFC 2582), 200 ms delayed ACK, no SACK",
@@ -241,6 +252,7 @@ impl TcpConfig {
             dsack: false,
             rtt_estimator: RttEstimatorKind::Rfc6298,
             ssthresh_from_cwnd: false,
+            linux_cc: false,
         };
         let linux = TcpConfig {
             dsack: true,
@@ -249,6 +261,7 @@ impl TcpConfig {
             tlp: true,
             rtt_estimator: RttEstimatorKind::Linux,
             ssthresh_from_cwnd: true,
+            linux_cc: true,
             ..linux26.clone()
         };
         Ok(match name {
@@ -344,7 +357,7 @@ impl TcpSpec {
             dupack_threshold, limited_transmit, frto, byte_counting, abc_limit, delayed_ack,
             delack_timeout, delack_segments, daass, rcv_buffer, window_scaling,
             cbi_ssthresh_reuse, fin_ignores_cwnd, timestamps, ecn, prr, rack, tlp, dsack,
-            rtt_estimator, ssthresh_from_cwnd
+            rtt_estimator, ssthresh_from_cwnd, linux_cc
         );
         if self.initial_ssthresh.is_some() {
             c.initial_ssthresh = self.initial_ssthresh;

@@ -208,7 +208,8 @@ impl TcpSender {
     ) -> Self {
         let mss = cfg.mss;
         let ssthresh = cbi_ssthresh.or(cfg.initial_ssthresh).unwrap_or(u64::MAX);
-        let w = Window::new(cfg.iw.bytes(mss), ssthresh, mss, cfg.byte_counting, cfg.abc_limit);
+        let mut w = Window::new(cfg.iw.bytes(mss), ssthresh, mss, cfg.byte_counting, cfg.abc_limit);
+        w.linux_cc = cfg.linux_cc;
         let rtt = RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto);
         let mut scoreboard = cfg.sack.then(|| Scoreboard::new(mss, cfg.dupack_threshold));
         let rack = (cfg.rack && cfg.sack).then(Rack::default);
@@ -282,6 +283,10 @@ impl TcpSender {
     }
     pub fn stats(&self) -> SenderStats {
         self.stats
+    }
+    /// cwnd, ssthresh and the growth counters (read-only).
+    pub fn window(&self) -> &Window {
+        &self.w
     }
     pub fn rtt(&self) -> &RttEstimator {
         &self.rtt
@@ -663,8 +668,10 @@ impl TcpSender {
             return;
         }
         let flight = self.flight_size();
-        self.w.ssthresh = self.cc.ssthresh_after_loss(&self.w, self.reduction_base(flight));
-        self.w.cwnd = self.w.ssthresh;
+        self.w.ssthresh = self.loss_ssthresh(flight);
+        if !self.cc_owns_cwnd() {
+            self.w.cwnd = self.w.ssthresh;
+        }
         self.prr = None;
         self.stats.tlp_loss_repairs += 1;
         self.set_ca(CaState::Cwr, now);
@@ -727,11 +734,13 @@ impl TcpSender {
                 if self.snd_una > self.recover {
                     // Full ACK: leave recovery (RFC 6582 §3.2 step 3, option 1; RFC 6675 §5).
                     let flight = self.flight_size();
-                    self.w.cwnd = if self.scoreboard.is_some() {
-                        self.w.ssthresh
+                    if self.cc_owns_cwnd() {
+                        // Linux `tcp_end_cwnd_reduction` returns early: the CC restores.
+                    } else if self.scoreboard.is_some() {
+                        self.w.cwnd = self.w.ssthresh;
                     } else {
-                        self.w.ssthresh.min(flight.max(self.cfg.mss as u64) + self.cfg.mss as u64)
-                    };
+                        self.w.cwnd = self.w.ssthresh.min(flight.max(self.cfg.mss as u64) + self.cfg.mss as u64);
+                    }
                     self.prr = None;
                     self.set_ca(CaState::Open, now);
                 } else if self.scoreboard.is_none() {
@@ -850,8 +859,8 @@ impl TcpSender {
         if self.ca != CaState::Cwr {
             // From CWR the window was already reduced in this round trip (and PRR,
             // if on, continues the same reduction).
-            self.w.ssthresh = self.cc.ssthresh_after_loss(&self.w, self.reduction_base(flight));
-            self.prr = if self.scoreboard.is_some() {
+            self.w.ssthresh = self.loss_ssthresh(flight);
+            self.prr = if self.scoreboard.is_some() && !self.cc_owns_cwnd() {
                 Prr::start(self.cfg.prr, self.w.ssthresh, flight, self.w.cwnd)
             } else {
                 None
@@ -873,7 +882,7 @@ impl TcpSender {
             // retransmit the first segment; then transmission is pipe-driven.
             if self.prr.is_some() {
                 self.apply_prr();
-            } else {
+            } else if !self.cc_owns_cwnd() {
                 self.w.cwnd = self.w.ssthresh;
             }
             let sb = self.scoreboard.as_mut().expect("SACK recovery");
@@ -882,7 +891,7 @@ impl TcpSender {
             // allows (Linux retransmits only what is marked lost; PRR's first step
             // allows one segment); otherwise RFC 6675 (4.3) retransmits the first one.
             if let Some((seq, _)) = first {
-                if self.rack.is_none() || self.prr.is_none() {
+                if self.rack.is_none() || (self.prr.is_none() && !self.cc_owns_cwnd()) {
                     self.retransmit_at(seq, now, out);
                 }
             }
@@ -899,9 +908,9 @@ impl TcpSender {
     /// ECN-Echo and hold it until the data outstanding now is acked.
     fn enter_cwr(&mut self, now: SimTime) {
         let flight = self.flight_size();
-        self.w.ssthresh = self.cc.ssthresh_after_ece(&self.w, self.reduction_base(flight));
-        self.prr = Prr::start(self.cfg.prr, self.w.ssthresh, flight, self.w.cwnd);
-        if self.prr.is_none() {
+        self.w.ssthresh = self.whole_segments(self.cc.ssthresh_after_ece(&self.w, self.reduction_base(flight)));
+        self.prr = if self.cc_owns_cwnd() { None } else { Prr::start(self.cfg.prr, self.w.ssthresh, flight, self.w.cwnd) };
+        if self.prr.is_none() && !self.cc_owns_cwnd() {
             self.w.cwnd = self.w.ssthresh;
         }
         self.w.bytes_acked = 0;
@@ -922,6 +931,30 @@ impl TcpSender {
         } else {
             flight
         }
+    }
+
+    /// ssthresh after a loss (recovery, RTO, a repaired tail loss): the CC's, from
+    /// the reduction base, in whole segments under `linux_cc`.
+    fn loss_ssthresh(&self, flight: u64) -> u64 {
+        self.whole_segments(self.cc.ssthresh_after_loss(&self.w, self.reduction_base(flight)))
+    }
+
+    /// Under `linux_cc`, a window reduction's result rounded down to whole segments
+    /// (at least 2): Linux's CC modules compute ssthresh in packets, e.g.
+    /// `tcp_reno_ssthresh` = max(cwnd >> 1, 2) and CUBIC's `bictcp_recalc_ssthresh` =
+    /// max(cwnd * beta / 1024, 2), so 21 segments halve to 10, not 10.5.
+    fn whole_segments(&self, ssthresh: u64) -> u64 {
+        if !self.cfg.linux_cc || ssthresh == u64::MAX {
+            return ssthresh;
+        }
+        let mss = self.cfg.mss as u64;
+        (ssthresh / mss).max(2) * mss
+    }
+
+    /// Whether the CC sets cwnd through recovery itself (Linux `cong_control`, under
+    /// `linux_cc`); the sender's PRR and its cwnd = ssthresh steps then stand aside.
+    fn cc_owns_cwnd(&self) -> bool {
+        self.cfg.linux_cc && self.cc.cong_control()
     }
 
     /// PRR's cwnd for the ACK being processed (once per ACK).
@@ -976,7 +1009,7 @@ impl TcpSender {
                 let prior = (self.w.cwnd, self.w.ssthresh);
                 if first_timeout || self.ca != CaState::Loss {
                     let flight = self.flight_size();
-                    self.w.ssthresh = self.cc.ssthresh_after_loss(&self.w, self.reduction_base(flight));
+                    self.w.ssthresh = self.loss_ssthresh(flight);
                 }
                 self.w.cwnd = self.cfg.mss as u64; // LossWindow (RFC 5681 §3.1)
                 self.w.bytes_acked = 0;

@@ -1,0 +1,57 @@
+//! `linux_cc` (issue 16) through the real sender: ssthresh in whole segments, as
+//! Linux's congestion-control modules compute it (`tcp_reno_ssthresh` returns
+//! `max(tcp_snd_cwnd(tp) >> 1, 2)` packets; CUBIC's `bictcp_recalc_ssthresh`
+//! `max(cwnd * beta / BICTCP_BETA_SCALE, 2)`). BBR's own recovery and CUBIC's alpha
+//! are tested in isolation in `cc/bbr.rs` and `cc/cubic.rs`.
+//!
+//! Setting: IW 21 segments of 1000 B, SACK, the first segment lost, the others SACKed
+//! one by one; fast retransmit on the third duplicate ACK (the linux-2.6 profile's RFC
+//! 6675 detection, so that no timer is needed), reductions from cwnd.
+
+use tcplab_core::cc::{self, CaState, CcSpec, Window};
+use tcplab_core::net::packet::{SackBlock, TcpHeader, FLAG_ACK, FLAG_SYN};
+use tcplab_core::tcp::config::{InitialWindow, TcpConfig};
+use tcplab_core::tcp::sender::TcpSender;
+use tcplab_core::tcp::Outbox;
+use tcplab_core::time::SimTime;
+
+const MSS: u64 = 1000;
+
+/// The sender after three duplicate ACKs for a lost first segment of 21.
+fn after_fast_retransmit(cc_name: &str, linux_cc: bool) -> TcpSender {
+    let mut cfg = TcpConfig::profile("linux-2.6").unwrap();
+    cfg.mss = MSS as u32;
+    cfg.iw = InitialWindow::Segments(21);
+    cfg.ssthresh_from_cwnd = true;
+    cfg.linux_cc = linux_cc;
+    let spec = CcSpec { name: cc_name.into(), params: serde_json::json!({}) };
+    let probe = Window::new(21 * MSS, u64::MAX, MSS as u32, true, 2);
+    let mut s = TcpSender::new(cfg, cc::build(&spec, &probe).unwrap(), Some(1_000_000), None);
+    let mut out = Outbox::default();
+    s.open(SimTime(0), &mut out);
+    let synack = TcpHeader { ack: 1, flags: FLAG_SYN | FLAG_ACK, wnd: 1 << 30, ..Default::default() };
+    s.on_ack(&synack, SimTime(1_000_000), &mut out);
+    assert_eq!(out.segments.len(), 1 + 21, "SYN and the initial window");
+    let seg = |k: u64| 1 + k * MSS;
+    for k in 1..=3 {
+        let sack = [SackBlock { start: seg(1), end: seg(k + 1) }, SackBlock::default(), SackBlock::default(), SackBlock::default()];
+        let ack = TcpHeader { ack: 1, flags: FLAG_ACK, wnd: 1 << 30, sack, nsack: 1, ..Default::default() };
+        s.on_ack(&ack, SimTime(50_000_000 + k), &mut out);
+    }
+    assert_eq!(s.ca_state(), CaState::Recovery);
+    s
+}
+
+#[test]
+fn reno_halves_to_whole_segments() {
+    // cwnd 21 segments: RFC arithmetic in bytes gives 10.5 segments, Linux 10.
+    assert_eq!(after_fast_retransmit("reno", false).window().ssthresh, 10_500);
+    assert_eq!(after_fast_retransmit("reno", true).window().ssthresh, 10 * MSS);
+}
+
+#[test]
+fn cubic_reduces_to_whole_segments() {
+    // 0.7 x 21 = 14.7 segments; Linux: 21 * 717 / 1024 = 14 (integer division).
+    assert_eq!(after_fast_retransmit("cubic", false).window().ssthresh, 14_700);
+    assert_eq!(after_fast_retransmit("cubic", true).window().ssthresh, 14 * MSS);
+}
