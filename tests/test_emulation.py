@@ -360,6 +360,31 @@ def test_fidelity_writes_the_table_and_the_report(tmp_path: Path, capsys: pytest
     assert "report written to" in capsys.readouterr().out
 
 
+@needs_kernel
+def test_fidelity_grid_runs_the_kernel_and_resumes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # The loss grid's 1% point, 2 s, reno, 2 runs per side (issue 16).
+    d = tmp_path / "grid"
+    d.mkdir()
+    src = ROOT / "examples" / "fidelity" / "loss-grid" / "loss1.toml"
+    (d / "loss1.toml").write_text(src.read_text().replace('duration = "20s"', 'duration = "2s"'))
+    (d / "grid.toml").write_text('name = "t"\nscenarios = ["loss1.toml"]\nccs = ["reno"]\nreps = 2\n')
+    out = tmp_path / "out"
+    assert main(["fidelity", str(d), "--out", str(out)]) == 0
+    import pandas as pd
+
+    t = pd.read_parquet(out / "grid.parquet")
+    g = t[t["metric"] == "goodput_bps"].iloc[0]
+    # 2 s at 1% loss: a few losses each; both sides are Mathis-limited near 3-5 Mbit/s.
+    assert 1e6 < g["kernel"] < 10e6 and abs(g["rel_error"]) < 0.5, t.to_string()
+    assert (out / "kernel" / "loss1-reno" / "rep-1" / "meta.json").is_file()
+    # Re-running resumes: no kernel run is repeated.
+    capsys.readouterr()
+    assert main(["fidelity", str(d), "--out", str(out)]) == 0
+    import json
+
+    assert json.loads((out / "grid.json").read_text())["meta"]["kernel_runs_this_call"] == 0
+
+
 RPC_FLOWS = """
 [[flows]]
 kind = "rpc"

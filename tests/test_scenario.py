@@ -61,6 +61,7 @@ def error_of(text: str) -> ScenarioError:
         (("iw = 10", 'prr = "srrb"'), "tcp.prr", 12, ["got 'srrb'", "crb", "Did you mean 'ssrb'"]),
         (("iw = 10", 'rtt_estimator = "linx"'), "tcp.rtt_estimator", 12, ["rfc6298", "Did you mean 'linux'"]),
         (("iw = 10", 'rack = "yes"'), "tcp.rack", 12, ["yes"]),
+        (("iw = 10", 'linux_cc = 1.5'), "tcp.linux_cc", 12, ["1.5"]),
     ],
 )
 def test_each_mistake_is_one_clear_located_error(edit, path: str, line: int, fragments: list[str]) -> None:

@@ -20,7 +20,8 @@ report overlays the cwnd and queue series of the first replication.
 
 Sawtooth definitions (the same for both; windows in bytes). A *loss episode* is a
 maximal run of series rows in state recovery or loss (the kernel's Disorder counts as
-open, its CWR as recovery: :mod:`tcplab-emu kernel.rs <tcplab>`). The first episode
+open, its CWR as recovery: :mod:`tcplab-emu kernel.rs <tcplab>`); an open spell shorter
+than :data:`MIN_OPEN_S` (2 ms, the kernel side's sampling interval) does not end it. The first episode
 ends slow start and is excluded from peak and trough: the *peak* of episode k ≥ 2 is the
 largest cwnd since the end of episode k-1, its *trough* the cwnd at the first open row
 after it; the *period* is the mean time between the starts of episodes 2, 3, ...
@@ -60,6 +61,10 @@ __all__ = ["FidelityResult", "fidelity", "sawtooth", "flow_metrics", "queue_metr
 #: Series both runs record.
 TRACES = ("cwnd", "queue")
 
+#: Shortest open spell that ends a loss episode, seconds: the emulator's default
+#: TCP_INFO sampling interval (``tcplab emulate --sample-interval``), so that both sides can see it.
+MIN_OPEN_S = 0.002
+
 _UNITS = {
     "goodput_bps": "bit/s", "cwnd_peak_bytes": "B", "cwnd_trough_bytes": "B", "sawtooth_period_s": "s",
     "loss_episodes": "episodes", "cwnd_mean_bytes": "B", "srtt_mean_s": "s", "retransmits": "segments", "rtos": "timeouts",
@@ -84,8 +89,22 @@ def sawtooth(series: pd.DataFrame, end_s: float | None = None) -> dict[str, floa
     s = series.sort_values("t_s", kind="stable")
     t = s["t_s"].to_numpy(float)
     cwnd = s["cwnd_bytes"].to_numpy(float)
-    lossy = (s["state"].astype(str) != "open").to_numpy()
+    lossy = (s["state"].astype(str) != "open").to_numpy().copy()
     end = float(end_s) if end_s is not None else (float(t[-1]) if len(t) else 0.0)
+    # Open spells shorter than the kernel's TCP_INFO sampling interval are invisible on
+    # the kernel side (leaving recovery and re-entering it on the same ACK never shows
+    # as open there): both sides count them as part of the episode.
+    i = 0
+    while i < len(lossy):
+        if not lossy[i] and i > 0 and lossy[i - 1]:
+            j = i
+            while j < len(lossy) and not lossy[j]:
+                j += 1
+            if j < len(lossy) and t[j] - t[i] < MIN_OPEN_S:
+                lossy[i:j] = True
+            i = j
+        else:
+            i += 1
     starts = [i for i in range(len(lossy)) if lossy[i] and (i == 0 or not lossy[i - 1])]
     out: dict[str, float] = {"loss_episodes": len(starts)}
     peaks, troughs = [], []

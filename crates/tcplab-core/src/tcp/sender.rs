@@ -422,6 +422,13 @@ impl TcpSender {
         }
         self.rwnd = hdr.wnd;
         let prior_in_flight = self.flight_size();
+        // The rate sample's in-flight count: Linux's `tcp_packets_in_flight` (the
+        // pipe: SACKed and lost octets excluded) under linux_cc, which BBR's
+        // packet conservation reads; FlightSize otherwise.
+        let sample_in_flight = match (&self.scoreboard, self.cfg.linux_cc) {
+            (Some(sb), true) => sb.pipe(),
+            _ => prior_in_flight,
+        };
         let segs_before = self.stats.segs_sent;
         let una_advanced = ack > self.snd_una;
         let mut sack_new = false;
@@ -454,7 +461,7 @@ impl TcpSender {
             newly_delivered,
             top_sack,
             self.min_rtt,
-            prior_in_flight,
+            sample_in_flight,
             newly_lost,
         );
         self.pending_rate_sample = rs;

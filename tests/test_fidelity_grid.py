@@ -1,0 +1,147 @@
+"""The fidelity grid (issue 16): grid.toml validation, the agreement rule, the table and
+the report, and ``--sim-only`` against stored kernel runs.
+
+These tests need no root: stored "kernel" runs are written by the simulator with other
+seeds (so the two sides differ as a kernel's would), which exercises everything but the
+emulator itself; tests/test_emulation.py runs a small grid on the real kernel.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tcplab import run
+from tcplab.cli import main
+from tcplab.fidelity import TRACES
+from tcplab.fidelity_grid import GRID_METRICS, agrees, load_grid, run_grid, summarise
+from tcplab.scenario import ScenarioError
+
+ROOT = Path(__file__).resolve().parents[1]
+GRID = ROOT / "examples" / "fidelity" / "loss-grid"
+
+
+def small_grid(tmp_path: Path, reps: int = 3, ccs: str = '["reno", "cubic"]', extra: str = "") -> Path:
+    """One 3-second grid scenario (1% loss) with ``ccs``."""
+    d = tmp_path / "grid"
+    d.mkdir()
+    (d / "loss1.toml").write_text((GRID / "loss1.toml").read_text().replace('duration = "20s"', 'duration = "3s"'))
+    (d / "grid.toml").write_text(f'name = "small"\nscenarios = ["loss1.toml"]\nccs = {ccs}\nreps = {reps}\n{extra}')
+    return d
+
+
+def fake_kernel_runs(grid_dir: Path, out: Path) -> None:
+    """Stores, for every point and rep r, the simulator's run with seed 100 + r as the
+    "kernel" run (different loss draws: a side that differs as a kernel's would)."""
+    grid, points = load_grid(grid_dir)
+    for p in points:
+        for r in range(grid.reps):
+            run(p.scenario, seed=100 + r, trace=TRACES).write(out / "kernel" / p.id / f"rep-{r}")
+
+
+def test_shipped_grid_has_the_issues_points() -> None:
+    grid, points = load_grid(GRID)
+    assert grid.ccs == ["reno", "cubic", "bbr"] and grid.reps >= 5 and grid.tolerance == 0.05
+    assert len(points) == 18
+    losses = set()
+    for p in points:
+        core = p.scenario.to_core()
+        link = core["topology"]["bottleneck"]
+        losses.add((link["error"]["kind"], link["error"].get("per"), link["delay"]))
+        assert link["rate"] == 10_000_000 and link["queue"]["kind"] == "drop_tail"
+        assert core["flows"][0]["cc"]["name"] == p.cc
+    assert {("bernoulli", per, 20_000_000) for per in (0.001, 0.01, 0.02, 0.05)} <= losses
+    assert ("markov", None, 20_000_000) in losses and ("bernoulli", 0.01, 100_000_000) in losses
+
+
+@pytest.mark.parametrize("line, where, says", [
+    ('ccs = ["reno", "cubicc"]', "ccs[1]", "unknown congestion control"),
+    ('scenarios = ["nope.toml"]', "scenarios[0]", "no such scenario file"),
+    ("reps = 1", "reps", "greater than or equal to 2"),
+    ("colour = 1", "colour", "accepted: name"),
+])
+def test_bad_grid_files_are_named_with_their_line(tmp_path: Path, line: str, where: str, says: str) -> None:
+    d = small_grid(tmp_path)
+    text = (d / "grid.toml").read_text()
+    key = line.split(" =")[0]
+    kept = [ln for ln in text.splitlines() if not ln.startswith(key + " ")]
+    (d / "grid.toml").write_text("\n".join(kept + [line]) + "\n")
+    with pytest.raises(ScenarioError) as e:
+        load_grid(d)
+    msg = str(e.value)
+    assert e.value.path == where and says in msg and "grid.toml:" in msg, msg
+    assert e.value.line == len(kept) + 1, msg
+
+
+def test_agreement_rule_takes_the_wider_of_tolerance_and_ci() -> None:
+    assert agrees(100.0, 104.9, math.nan, 0.05) and not agrees(100.0, 105.1, math.nan, 0.05)
+    assert agrees(100.0, 94.0, 6.5, 0.05) and not agrees(100.0, 93.0, 6.5, 0.05)
+
+
+def test_summarise_gives_the_kernel_ci_and_the_relative_error() -> None:
+    rows = []
+    for r, (s, k) in enumerate([(10.0, 11.0), (10.0, 12.0), (10.0, 13.0)]):
+        for side, v in (("sim", s), ("kernel", k)):
+            rows.append({"point": "p-reno", "scenario": "p", "cc": "reno", "side": side, "rep": r,
+                         "metric": "goodput_bps", "value": v})
+    t = summarise(pd.DataFrame(rows), 0.05).iloc[0]
+    # kernel mean 12, sd 1, n 3: half-width t(0.975, 2) / sqrt(3) = 4.3027 / 1.7321 = 2.484.
+    assert t["kernel"] == 12.0 and t["rel_error"] == pytest.approx(0.2)
+    assert t["kernel_high"] - t["kernel"] == pytest.approx(2.484, abs=1e-3)
+    assert bool(t["agrees"])  # |12 - 10| = 2 <= 2.484
+
+
+def test_sim_only_against_stored_kernel_runs_writes_table_and_report(tmp_path: Path) -> None:
+    d = small_grid(tmp_path)
+    out = tmp_path / "out"
+    with pytest.raises(FileNotFoundError, match="kernel run"):
+        run_grid(d, out, sim_only=True)
+    fake_kernel_runs(d, out)
+    res = run_grid(d, out, sim_only=True)
+    assert res.meta["kernel_runs_this_call"] == 0
+    t = res.table
+    assert set(t["point"]) == {"loss1-reno", "loss1-cubic"} and set(t["metric"]) == set(GRID_METRICS)
+    g = t[t["metric"] == "goodput_bps"]
+    # Same scenario, other loss draws: the means differ, but not by much.
+    assert (g["rel_error"].abs() > 0).all() and (g["rel_error"].abs() < 0.5).all(), g.to_string()
+    assert (g["kernel_low"] < g["kernel"]).all() and (g["kernel"] < g["kernel_high"]).all()
+    for p in ("loss1-reno", "loss1-cubic"):
+        runs = res.per_run[(res.per_run["point"] == p) & (res.per_run["metric"] == "goodput_bps")]
+        sim = runs.loc[runs["side"] == "sim", "value"].to_numpy()
+        again = [run(load_grid(d)[1][0 if p.endswith("reno") else 1].scenario, seed=r).flows["goodput_bps"].iloc[0]
+                 for r in range(3)]
+        np.testing.assert_allclose(sim, again)  # the simulator side uses seeds 0..reps-1
+    html = (out / "report.html").read_text()
+    assert "points agree" in html and "grid_goodput.png" in html
+    assert (out / "figures" / "grid_goodput.svg").is_file() and (out / "grid.json").is_file()
+
+
+def test_cli_grid_sim_only(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    d = small_grid(tmp_path, reps=2, ccs='["reno"]')
+    out = tmp_path / "out"
+    assert main(["fidelity", str(d), "--sim-only", "--out", str(out)]) == 2
+    assert "kernel run(s) missing" in capsys.readouterr().err
+    fake_kernel_runs(d, out)
+    assert main(["fidelity", str(d), "--sim-only", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "loss1-reno" in text and "points agree" in text and "report written to" in text
+    shutil.rmtree(out / "kernel")
+    sc = d / "loss1.toml"
+    assert main(["fidelity", str(sc), "--sim-only", "--out", str(out)]) == 2
+    assert "applies to grids only" in capsys.readouterr().err
+
+
+def test_open_spells_shorter_than_the_kernel_sampling_interval_do_not_end_an_episode() -> None:
+    from tcplab.fidelity import sawtooth
+
+    # Recovery at 1.0 s, open for 0.5 ms at 1.2 s (exit and re-entry on one ACK), open
+    # again at 1.5 s for 0.1 s, recovery at 1.6 s: 2 episodes, not 3.
+    s = pd.DataFrame({"t_s": [0.0, 1.0, 1.2, 1.2005, 1.5, 1.6, 1.7], "cwnd_bytes": [10.0] * 7,
+                      "srtt_s": [0.1] * 7,
+                      "state": ["open", "recovery", "open", "recovery", "open", "recovery", "open"]})
+    assert sawtooth(s)["loss_episodes"] == 2
