@@ -94,6 +94,9 @@ def test_summarise_gives_the_kernel_ci_and_the_relative_error() -> None:
     assert t["kernel"] == 12.0 and t["rel_error"] == pytest.approx(0.2)
     assert t["kernel_high"] - t["kernel"] == pytest.approx(2.484, abs=1e-3)
     assert bool(t["agrees"])  # |12 - 10| = 2 <= 2.484
+    # Paired by seed: errors +10%, +20%, +30%: mean +20%, half-width 4.3027 * 0.1 / sqrt(3).
+    assert t["paired_rel_error"] == pytest.approx(0.2)
+    assert t["paired_high"] - t["paired_rel_error"] == pytest.approx(0.2484, abs=1e-4)
 
 
 def test_sim_only_against_stored_kernel_runs_writes_table_and_report(tmp_path: Path) -> None:

@@ -55,3 +55,54 @@ fn cubic_reduces_to_whole_segments() {
     assert_eq!(after_fast_retransmit("cubic", false).window().ssthresh, 14_700);
     assert_eq!(after_fast_retransmit("cubic", true).window().ssthresh, 14 * MSS);
 }
+
+#[test]
+fn congestion_avoidance_credit_is_applied_gently() {
+    // Linux `tcp_cong_avoid_ai`: a count already >= w (earned at a larger window) adds
+    // one segment and restarts; RFC 3465 byte counting adds every whole cwnd at once.
+    let grow = |linux_cc: bool| {
+        let mut w = Window::new(4 * MSS, 4 * MSS, MSS as u32, true, 2);
+        w.linux_cc = linux_cc;
+        w.bytes_acked = 9 * MSS; // left from a window of 10 segments
+        cc::reno_additive_increase(&mut w, MSS, 1.0);
+        (w.cwnd / MSS, w.bytes_acked / MSS)
+    };
+    assert_eq!(grow(false), (6, 2)); // (9 + 1) / 4 = 2 steps, 2 left
+    assert_eq!(grow(true), (5, 1)); // one segment, then the count restarts with this ACK
+}
+
+#[test]
+fn a_reduction_restarts_the_growth_count() {
+    // In congestion avoidance from the start (ssthresh 10 < IW 21): 3 cumulative ACKs
+    // of 2 segments leave 6 segments counted; the loss that follows restarts the count
+    // under linux_cc (Linux tcp_init_cwnd_reduction: snd_cwnd_cnt = 0).
+    let count_after_loss = |linux_cc: bool| {
+        let mut cfg = TcpConfig::profile("linux-2.6").unwrap();
+        cfg.mss = MSS as u32;
+        cfg.iw = InitialWindow::Segments(21);
+        cfg.initial_ssthresh = Some(10 * MSS);
+        cfg.linux_cc = linux_cc;
+        let spec = CcSpec { name: "reno".into(), params: serde_json::json!({}) };
+        let probe = Window::new(21 * MSS, u64::MAX, MSS as u32, true, 2);
+        let mut s = TcpSender::new(cfg, cc::build(&spec, &probe).unwrap(), Some(1_000_000), None);
+        let mut out = Outbox::default();
+        s.open(SimTime(0), &mut out);
+        let synack = TcpHeader { ack: 1, flags: FLAG_SYN | FLAG_ACK, wnd: 1 << 30, ..Default::default() };
+        s.on_ack(&synack, SimTime(1_000_000), &mut out);
+        let seg = |k: u64| 1 + k * MSS;
+        for k in 1..=3 {
+            let ack = TcpHeader { ack: seg(2 * k), flags: FLAG_ACK, wnd: 1 << 30, ..Default::default() };
+            s.on_ack(&ack, SimTime(40_000_000 + k), &mut out);
+        }
+        let counted = s.window().bytes_acked;
+        for k in 1..=3 {
+            let sack = [SackBlock { start: seg(7), end: seg(7 + k) }, SackBlock::default(), SackBlock::default(), SackBlock::default()];
+            let ack = TcpHeader { ack: seg(6), flags: FLAG_ACK, wnd: 1 << 30, sack, nsack: 1, ..Default::default() };
+            s.on_ack(&ack, SimTime(50_000_000 + k), &mut out);
+        }
+        assert_eq!(s.ca_state(), CaState::Recovery);
+        (counted, s.window().bytes_acked)
+    };
+    assert_eq!(count_after_loss(false), (6 * MSS, 6 * MSS));
+    assert_eq!(count_after_loss(true), (6 * MSS, 0));
+}

@@ -268,8 +268,14 @@ pub fn reno_additive_increase(w: &mut Window, acked: u64, segments_per_cwnd: f64
     }
     let mss = w.mss as u64;
     if w.byte_counting {
-        w.bytes_acked += acked;
         let target = ((w.cwnd as f64) / segments_per_cwnd.max(1e-9)).max(mss as f64) as u64;
+        if w.linux_cc && w.bytes_acked >= target {
+            // Credit earned at a larger window is applied gently: one segment, and
+            // the count restarts (Linux `tcp_cong_avoid_ai`).
+            w.bytes_acked = 0;
+            w.cwnd += mss;
+        }
+        w.bytes_acked += acked;
         if w.bytes_acked >= target {
             let steps = w.bytes_acked / target;
             w.bytes_acked -= steps * target;

@@ -676,6 +676,7 @@ impl TcpSender {
         }
         let flight = self.flight_size();
         self.w.ssthresh = self.loss_ssthresh(flight);
+        self.restart_growth_count();
         if !self.cc_owns_cwnd() {
             self.w.cwnd = self.w.ssthresh;
         }
@@ -867,6 +868,7 @@ impl TcpSender {
             // From CWR the window was already reduced in this round trip (and PRR,
             // if on, continues the same reduction).
             self.w.ssthresh = self.loss_ssthresh(flight);
+            self.restart_growth_count();
             self.prr = if self.scoreboard.is_some() && !self.cc_owns_cwnd() {
                 Prr::start(self.cfg.prr, self.w.ssthresh, flight, self.w.cwnd)
             } else {
@@ -956,6 +958,15 @@ impl TcpSender {
         }
         let mss = self.cfg.mss as u64;
         (ssthresh / mss).max(2) * mss
+    }
+
+    /// Under `linux_cc`, a window reduction restarts congestion avoidance's count of
+    /// acked bytes (Linux `tcp_init_cwnd_reduction`: `snd_cwnd_cnt = 0`), so credit
+    /// earned at the old window does not grow the new one at once.
+    fn restart_growth_count(&mut self) {
+        if self.cfg.linux_cc {
+            self.w.bytes_acked = 0;
+        }
     }
 
     /// Whether the CC sets cwnd through recovery itself (Linux `cong_control`, under
