@@ -14,7 +14,7 @@ use crate::metrics::{Digest, RunResult};
 use crate::net::error::ErrorModel;
 use crate::net::link::Link;
 use crate::net::packet::{Ecn, FlowId, LinkId, NodeId, Packet, PacketId, PacketPool, PacketRef, Transport};
-use crate::net::queue::{DequeueCtx, DropCause, QueueDisc, Verdict};
+use crate::net::queue::{DequeueCtx, DropCause, LinkQueue, Verdict};
 use crate::net::routing::Routes;
 use crate::net::topology;
 use crate::rng::RngStream;
@@ -148,6 +148,9 @@ impl Simulation {
         let expanded = crate::app::workload::expand(sc, seed)?;
         let sc = expanded.as_ref().unwrap_or(sc);
         let graph = topology::expand(&sc.topology)?;
+        if graph.nodes.len() > crate::net::packet::MAX_NODES {
+            return Err(format!("topology: {} nodes, at most {} are supported", graph.nodes.len(), crate::net::packet::MAX_NODES));
+        }
         let mut routes = Routes::new(&graph);
         let mut links = Vec::with_capacity(graph.links.len());
         for (i, l) in graph.links.iter().enumerate() {
@@ -556,11 +559,11 @@ impl Simulation {
     /// Hands `pkt`, now at `node`, to its destination endpoint or to its next link.
     /// Reads only the `PacketRef`, not the pooled packet.
     fn forward(&mut self, node: NodeId, pkt: PacketRef, now: SimTime) {
-        if pkt.dst == node {
+        if pkt.dst() == node {
             self.deliver(pkt.id, now);
             return;
         }
-        match self.routes.next_hop(node, pkt.dst) {
+        match self.routes.next_hop(node, pkt.dst()) {
             Some(l) => self.enqueue(l, pkt, now),
             None => self.pool.free(pkt.id), // unreachable: validated at build time
         }
@@ -571,6 +574,20 @@ impl Simulation {
             return self.layered_enqueue(l, pkt, now);
         }
         let link = &mut self.links[l as usize];
+        link.account(now);
+        // Drop-tail (nearly every link) needs no AQM context: no flow key, RNG or drop
+        // list, and it never drops a queued packet.
+        let verdict = match &mut link.queue {
+            LinkQueue::DropTail(q) => q.offer(pkt, link.in_service.map(|p| p.size)),
+            LinkQueue::Boxed(_) => return self.enqueue_aqm(l, pkt, now),
+        };
+        self.after_enqueue(l, pkt, verdict, now);
+    }
+
+    /// `enqueue` on a link whose discipline is not drop-tail.
+    #[inline(never)]
+    fn enqueue_aqm(&mut self, l: LinkId, pkt: PacketRef, now: SimTime) {
+        let link = &mut self.links[l as usize];
         // The flow key stands for the 5-tuple: the flow id (addresses and ports) and
         // the direction.
         let flow_key = if link.hashes_flows {
@@ -579,16 +596,22 @@ impl Simulation {
         } else {
             0
         };
-        let queued = pkt;
-        link.account(now);
-        match link.enqueue(now, queued, flow_key) {
+        let verdict = link.enqueue(now, pkt, flow_key);
+        self.after_enqueue(l, pkt, verdict, now);
+        self.flush_aqm_drops(l, now);
+    }
+
+    #[inline(always)]
+    fn after_enqueue(&mut self, l: LinkId, pkt: PacketRef, verdict: Verdict, now: SimTime) {
+        let link = &mut self.links[l as usize];
+        match verdict {
             Verdict::Dropped(cause) => {
                 link.record_drop(cause);
                 self.on_drop(l, pkt, cause, now);
             }
             Verdict::Enqueued => {
                 link.stats.enq_pkts += 1;
-                link.stats.enq_bytes += queued.size as u64;
+                link.stats.enq_bytes += pkt.size as u64;
                 if link.in_service.is_none() {
                     self.start_next_tx(l, now);
                 }
@@ -596,7 +619,6 @@ impl Simulation {
                 self.trace_queue(l, now);
             }
         }
-        self.flush_aqm_drops(l, now);
     }
 
     /// Takes the link's next packet from its queue and starts serializing it. A CE
@@ -604,15 +626,24 @@ impl Simulation {
     #[inline(always)]
     fn start_next_tx(&mut self, l: LinkId, now: SimTime) {
         let link = &mut self.links[l as usize];
-        let mut ctx = DequeueCtx { now, dropped: &mut link.aqm_drops };
-        if let Some(q) = link.queue.dequeue(&mut ctx) {
-            if link.marks_ecn && q.ecn == Ecn::Ce {
-                let p = self.pool.get_mut(q.id);
-                if p.ecn != Ecn::Ce {
-                    p.ecn = Ecn::Ce;
-                    link.stats.ce_marks += 1;
+        let next = match &mut link.queue {
+            LinkQueue::DropTail(q) => q.take(),
+            LinkQueue::Boxed(q) => {
+                let mut ctx = DequeueCtx { now, dropped: &mut link.aqm_drops };
+                let next = q.dequeue(&mut ctx);
+                if let Some(q) = next {
+                    if link.marks_ecn && q.ecn() == Ecn::Ce {
+                        let p = self.pool.get_mut(q.id);
+                        if p.ecn != Ecn::Ce {
+                            p.ecn = Ecn::Ce;
+                            link.stats.ce_marks += 1;
+                        }
+                    }
                 }
+                next
             }
+        };
+        if let Some(q) = next {
             let done = link.start_tx(q, now);
             self.sched.schedule(done, Event::TxDone(l));
         }
@@ -699,15 +730,22 @@ impl Simulation {
         }
     }
 
+    #[inline(always)]
     fn trace_queue(&mut self, l: LinkId, now: SimTime) {
         if self.record_queue[l as usize] {
-            let link = &self.links[l as usize];
-            let q = &mut self.result.series.queue;
-            q.t_s.push(now.as_secs_f64());
-            q.link.push(l);
-            q.pkts.push(link.backlog_packets());
-            q.bytes.push(link.backlog_bytes());
+            self.record_queue_row(l, now);
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn record_queue_row(&mut self, l: LinkId, now: SimTime) {
+        let link = &self.links[l as usize];
+        let q = &mut self.result.series.queue;
+        q.t_s.push(now.as_secs_f64());
+        q.link.push(l);
+        q.pkts.push(link.backlog_packets());
+        q.bytes.push(link.backlog_bytes());
     }
 
     // ---------------------------------------------------------------- endpoints
@@ -1100,11 +1138,11 @@ impl Simulation {
 /// The event for `pkt`, at the head of link `link`'s pipe, reaching node `to`.
 #[inline]
 fn arrive_event(routes: &Routes, link: LinkId, to: NodeId, pkt: PacketRef) -> Event {
-    if pkt.dst == to {
+    if pkt.dst() == to {
         return Event::ArriveHost { link, pkt: pkt.id, flow: pkt.flow };
     }
     // Unreachable destinations are rejected at build time; LinkId::MAX just names no link.
-    Event::ArriveHop { link, next_link: routes.next_hop(to, pkt.dst).unwrap_or(LinkId::MAX) }
+    Event::ArriveHop { link, next_link: routes.next_hop(to, pkt.dst()).unwrap_or(LinkId::MAX) }
 }
 
 /// Builds and runs a scenario.
