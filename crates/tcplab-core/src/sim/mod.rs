@@ -500,7 +500,7 @@ impl Simulation {
     fn prefetch_link(&self, l: LinkId, line: impl Fn(*const u8)) {
         if let Some(link) = self.links.get(l as usize) {
             let p = link as *const Link as *const u8;
-            for off in (0..std::mem::size_of::<Link>()).step_by(64) {
+            for off in (0..Link::HOT_BYTES).step_by(64) {
                 line(p.wrapping_add(off));
             }
         }
