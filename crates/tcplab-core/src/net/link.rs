@@ -68,17 +68,9 @@ pub const PIPE_INLINE: usize = 3;
 /// only those lines (`Link::HOT_BYTES`), not the whole link.
 #[repr(C, align(64))]
 pub struct Link {
-    // Hot: read or written for every packet.
-    pub queue: LinkQueue,
-    /// Packets propagating: (arrival time, packet). The first `PIPE_INLINE` sit in the
-    /// link itself (a sender's back-to-back segments on an access link).
-    pub pipe: HeadDeque<(SimTime, PacketRef), PIPE_INLINE>,
-    /// Packet being serialized.
-    pub in_service: Option<PacketRef>,
+    // Hot: read or written for every packet. An arrival reads only the fields up to
+    // `queue` (`ARRIVAL_BYTES`).
     pub to: NodeId,
-    pub rate: Rate,
-    pub delay: SimDuration,
-    busy_since: SimTime,
     /// Whether the simulation drives this link through its layered path.
     pub layered: bool,
     /// What the queue needs from the link, so that drop-tail pays for none of it:
@@ -86,6 +78,15 @@ pub struct Link {
     pub hashes_flows: bool,
     pub drops_queued: bool,
     pub marks_ecn: bool,
+    /// Packets propagating: (arrival time, packet). The first `PIPE_INLINE` sit in the
+    /// link itself (a sender's back-to-back segments on an access link).
+    pub pipe: HeadDeque<(SimTime, PacketRef), PIPE_INLINE>,
+    pub queue: LinkQueue,
+    /// Packet being serialized.
+    pub in_service: Option<PacketRef>,
+    pub rate: Rate,
+    pub delay: SimDuration,
+    busy_since: SimTime,
     pub error: Option<Box<dyn ErrorModel>>,
     /// Medium access gating the transmitter, if any.
     pub mac: Option<Box<dyn Mac>>,
@@ -124,6 +125,8 @@ impl Link {
     /// Bytes from the start of a link that a drop-tail packet touches (its queue, pipe,
     /// transmitter and counters up to `drops`): what is worth prefetching.
     pub const HOT_BYTES: usize = std::mem::offset_of!(Link, stats) + std::mem::offset_of!(LinkStats, drops);
+    /// Bytes from the start of a link that an arrival reads (its pipe, `to`, `layered`).
+    pub const ARRIVAL_BYTES: usize = std::mem::offset_of!(Link, queue);
 
     #[allow(clippy::too_many_arguments)]
     pub fn new(
@@ -379,7 +382,8 @@ mod layout_tests {
 
     #[test]
     fn hot_fields_fit_in_few_cache_lines() {
-        eprintln!("Link: {} B, hot {} B", std::mem::size_of::<Link>(), Link::HOT_BYTES);
+        eprintln!("Link: {} B, hot {} B, arrival {} B", std::mem::size_of::<Link>(), Link::HOT_BYTES, Link::ARRIVAL_BYTES);
+        assert!(Link::ARRIVAL_BYTES <= 2 * 64, "{}", Link::ARRIVAL_BYTES);
         assert!(Link::HOT_BYTES <= 7 * 64, "{}", Link::HOT_BYTES);
     }
 }

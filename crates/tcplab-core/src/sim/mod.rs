@@ -98,6 +98,15 @@ struct UdpFlow {
     out_of_order: u64,
 }
 
+impl TcpFlow {
+    /// Offsets of the fields `deliver` and `flush_tcp` read (besides the endpoints).
+    const HOT_OFFSETS: [usize; 3] = [
+        std::mem::offset_of!(TcpFlow, pending_rtos),
+        std::mem::offset_of!(TcpFlow, completed),
+        std::mem::offset_of!(TcpFlow, src),
+    ];
+}
+
 enum Flow {
     Tcp(Box<TcpFlow>),
     Udp(Box<UdpFlow>),
@@ -110,6 +119,9 @@ pub struct Simulation {
     sched: Scheduler<Event>,
     pool: PacketPool,
     links: Vec<Link>,
+    /// For each link into a host, the host's uplink (else `LinkId::MAX`): where the
+    /// host's response to an arriving packet leaves, to prefetch it.
+    reply_link: Vec<LinkId>,
     routes: Routes,
     node_names: Vec<String>,
     flows: Vec<Flow>,
@@ -351,6 +363,7 @@ impl Simulation {
             seed,
             sched: Scheduler::with_capacity(1024),
             pool: PacketPool::with_capacity(4096),
+            reply_link: links.iter().map(|l: &Link| routes.uplink(l.to).unwrap_or(LinkId::MAX)).collect(),
             routes,
             node_names: graph.nodes.clone(),
             cbi_cache: vec![None; graph.nodes.len()],
@@ -461,29 +474,33 @@ impl Simulation {
     /// state is rarely in cache, and the load then overlaps useful work.
     #[inline(always)]
     fn prefetch_next(&self) {
-        let line = |p: *const u8| {
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: a prefetch is a hint; it never faults, whatever the address.
-            unsafe {
-                std::arch::x86_64::_mm_prefetch(p as *const i8, std::arch::x86_64::_MM_HINT_T0)
-            }
-        };
+        let line = prefetch_line;
         match self.sched.next_hint() {
-            Some(&Event::TxDone(l)) => self.prefetch_link(l, line),
+            Some(&Event::TxDone(l)) => self.prefetch_link(l, Link::HOT_BYTES, line),
             Some(&Event::ArriveHop { link, next_link }) => {
-                self.prefetch_link(link, line);
-                self.prefetch_link(next_link, line);
+                self.prefetch_link(link, Link::ARRIVAL_BYTES, line);
+                self.prefetch_link(next_link, Link::HOT_BYTES, line);
             }
             Some(&Event::ArriveHost { link, pkt, flow }) => {
-                self.prefetch_link(link, line);
+                self.prefetch_link(link, Link::ARRIVAL_BYTES, line);
                 let p = self.pool.slot_ptr(pkt) as *const u8;
                 for off in (0..std::mem::size_of::<Packet>()).step_by(64) {
                     line(p.wrapping_add(off));
                 }
                 if let Some(Flow::Tcp(t)) = self.flows.get(flow as usize) {
+                    // The connection's fields either end reads: its own few, the
+                    // receiver's (a data segment) and the sender's first (an ACK).
                     let p = &**t as *const TcpFlow as *const u8;
-                    for off in (0..256).step_by(64) {
+                    for off in TcpFlow::HOT_OFFSETS {
                         line(p.wrapping_add(off));
+                    }
+                    let r = std::mem::offset_of!(TcpFlow, receiver);
+                    for off in (0..std::mem::size_of::<TcpReceiver>()).step_by(64) {
+                        line(p.wrapping_add(r + off));
+                    }
+                    let s = std::mem::offset_of!(TcpFlow, sender);
+                    for off in TcpSender::HOT_OFFSETS {
+                        line(p.wrapping_add(s + off));
                     }
                 }
             }
@@ -496,11 +513,13 @@ impl Simulation {
         }
     }
 
+    /// Prefetches the first `bytes` of link `l`: `Link::HOT_BYTES` for a link that
+    /// will queue or transmit, `Link::ARRIVAL_BYTES` for one a packet arrives from.
     #[inline(always)]
-    fn prefetch_link(&self, l: LinkId, line: impl Fn(*const u8)) {
+    fn prefetch_link(&self, l: LinkId, bytes: usize, line: impl Fn(*const u8)) {
         if let Some(link) = self.links.get(l as usize) {
             let p = link as *const Link as *const u8;
-            for off in (0..Link::HOT_BYTES).step_by(64) {
+            for off in (0..bytes).step_by(64) {
                 line(p.wrapping_add(off));
             }
         }
@@ -707,6 +726,13 @@ impl Simulation {
         }
         if link.layered && matches!(self.pool.get(pkt.id).transport, Transport::Link(_)) {
             return self.on_link_frame(l, pkt, now);
+        }
+        if pkt.dst() == to {
+            // The host's answer (an ACK, or the data an ACK releases) leaves on its
+            // uplink after the endpoint's work: start loading that link now.
+            if let Some(&up) = self.reply_link.get(l as usize) {
+                self.prefetch_link(up, Link::HOT_BYTES, prefetch_line);
+            }
         }
         self.forward(to, pkt, now);
     }
@@ -1133,6 +1159,18 @@ impl Simulation {
         };
         r
     }
+}
+
+/// Hints the CPU to load the cache line at `p`.
+#[inline(always)]
+fn prefetch_line(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint; it never faults, whatever the address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(p as *const i8, std::arch::x86_64::_MM_HINT_T0)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 /// The event for `pkt`, at the head of link `link`'s pipe, reaching node `to`.
