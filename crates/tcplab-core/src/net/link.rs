@@ -34,22 +34,24 @@ use crate::rng::RngStream;
 use crate::time::{Rate, SimDuration, SimTime};
 use super::head_deque::HeadDeque;
 
-/// Per-link and per-queue counters, with time-weighted occupancy.
+/// Per-link and per-queue counters, with time-weighted occupancy. The fields every
+/// packet updates come first (`repr(C)` keeps the order; see `Link`).
 #[derive(Clone, Debug, Default)]
+#[repr(C)]
 pub struct LinkStats {
+    /// Integrals of occupancy over time (packet·ns, byte·ns).
+    pub occ_pkt_ns: u128,
+    pub occ_byte_ns: u128,
+    pub last_change: SimTime,
     pub enq_pkts: u64,
     pub enq_bytes: u64,
-    pub drops: [u64; 4],
     pub tx_pkts: u64,
     pub tx_bytes: u64,
     /// Integral of busy time, ns.
     pub busy_ns: u64,
-    /// Integrals of occupancy over time (packet·ns, byte·ns).
-    pub occ_pkt_ns: u128,
-    pub occ_byte_ns: u128,
-    pub occ_max_pkts: u32,
     pub occ_max_bytes: u64,
-    pub last_change: SimTime,
+    pub occ_max_pkts: u32,
+    pub drops: [u64; 4],
     /// Samples taken and samples with a non-empty queue (seed 001's metric).
     pub busy_samples: u64,
     pub nonempty_samples: u64,
@@ -57,37 +59,54 @@ pub struct LinkStats {
     pub ce_marks: u64,
 }
 
+/// Packets a link's pipe holds inline (`HeadDeque`).
+pub const PIPE_INLINE: usize = 3;
+
+/// A link. With 10,000 flows a dumbbell has 40,000 of them and nearly every packet
+/// finds its access links out of cache, so the fields a packet touches come first and
+/// the struct starts on a cache line (`repr(C, align(64))`): the event loop prefetches
+/// only those lines (`Link::HOT_BYTES`), not the whole link.
+#[repr(C, align(64))]
 pub struct Link {
-    pub id: LinkId,
-    pub name: String,
-    pub from: NodeId,
+    // Hot: read or written for every packet. An arrival reads only the fields up to
+    // `queue` (`ARRIVAL_BYTES`).
     pub to: NodeId,
-    pub rate: Rate,
-    pub delay: SimDuration,
+    /// Whether the simulation drives this link through its layered path.
+    pub layered: bool,
+    /// What the queue needs from the link, so that drop-tail pays for none of it:
+    /// flow keys, draining `aqm_drops`, writing CE marks back.
+    pub hashes_flows: bool,
+    pub drops_queued: bool,
+    pub marks_ecn: bool,
+    /// Packets propagating: (arrival time, packet). The first `PIPE_INLINE` sit in the
+    /// link itself (a sender's back-to-back segments on an access link).
+    pub pipe: HeadDeque<(SimTime, PacketRef), PIPE_INLINE>,
     pub queue: LinkQueue,
-    pub error: Option<Box<dyn ErrorModel>>,
-    pub queue_rng: RngStream,
     /// Packet being serialized.
     pub in_service: Option<PacketRef>,
+    pub rate: Rate,
+    pub delay: SimDuration,
     busy_since: SimTime,
-    /// Packets propagating: (arrival time, packet).
-    pub pipe: HeadDeque<(SimTime, PacketRef)>,
+    pub error: Option<Box<dyn ErrorModel>>,
+    /// Medium access gating the transmitter, if any.
+    pub mac: Option<Box<dyn Mac>>,
+    /// Link-layer protocol on this direction, if any.
+    pub ll: Option<Box<dyn LinkLayer>>,
     pub stats: LinkStats,
+    // Cold from here on (`HOT_END`).
+    pub id: LinkId,
+    pub from: NodeId,
+    pub name: String,
+    pub queue_rng: RngStream,
     /// The error model's counts when the measurement window opened.
     error_base: ErrorStats,
     /// Packets transmitted before the measurement window opened.
     pub tx_pkts_before_window: u64,
-    /// Medium access gating the transmitter, if any.
-    pub mac: Option<Box<dyn Mac>>,
     /// Transmitter time the MAC still owes the packet in service after a pause, ns.
     pub tx_left: u64,
     /// Link-layer control frames (a peer link layer's ACKs), sent before the queue.
     pub control: HeadDeque<QueuedPacket>,
     control_bytes: u64,
-    /// Whether the simulation drives this link through its layered path.
-    pub layered: bool,
-    /// Link-layer protocol on this direction, if any.
-    pub ll: Option<Box<dyn LinkLayer>>,
     /// Frames between the link layer and the transmitter (only with a link layer).
     pub mac_buffer: Fifo,
     /// The MAC buffer's size, bytes.
@@ -100,14 +119,15 @@ pub struct Link {
     /// Packets the queue dropped other than an arriving one (AQM head drops), kept
     /// between calls so that dropping allocates nothing.
     pub aqm_drops: Vec<(QueuedPacket, DropCause)>,
-    /// What the queue needs from the link, so that drop-tail pays for none of it:
-    /// flow keys, draining `aqm_drops`, writing CE marks back.
-    pub hashes_flows: bool,
-    pub drops_queued: bool,
-    pub marks_ecn: bool,
 }
 
 impl Link {
+    /// Bytes from the start of a link that a drop-tail packet touches (its queue, pipe,
+    /// transmitter and counters up to `drops`): what is worth prefetching.
+    pub const HOT_BYTES: usize = std::mem::offset_of!(Link, stats) + std::mem::offset_of!(LinkStats, drops);
+    /// Bytes from the start of a link that an arrival reads (its pipe, `to`, `layered`).
+    pub const ARRIVAL_BYTES: usize = std::mem::offset_of!(Link, queue);
+
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         id: LinkId,
@@ -353,5 +373,17 @@ impl Link {
             (Some(_), Some(p)) => self.stats.busy_ns + self.rate.tx_time(p.size).0.saturating_sub(self.tx_left),
             _ => self.stats.busy_ns + self.in_service.map_or(0, |_| now.0 - self.busy_since.0),
         }
+    }
+}
+
+#[cfg(test)]
+mod layout_tests {
+    use super::*;
+
+    #[test]
+    fn hot_fields_fit_in_few_cache_lines() {
+        eprintln!("Link: {} B, hot {} B, arrival {} B", std::mem::size_of::<Link>(), Link::HOT_BYTES, Link::ARRIVAL_BYTES);
+        assert!(Link::ARRIVAL_BYTES <= 2 * 64, "{}", Link::ARRIVAL_BYTES);
+        assert!(Link::HOT_BYTES <= 7 * 64, "{}", Link::HOT_BYTES);
     }
 }

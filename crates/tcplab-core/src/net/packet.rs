@@ -24,36 +24,74 @@ pub type LinkId = u32;
 pub struct PacketId(pub u32);
 
 /// What the network carries of a packet from hop to hop: its pool id, its size on the
-/// wire, its destination node and its flow. Queues, transmitters and propagation pipes hold
-/// this, so forwarding never reads the packet itself (its headers sit in the pool,
-/// usually out of cache by the time the packet reaches the next hop); only the
-/// endpoints do.
+/// wire, its destination node, its flow and its IP ECN field. Queues, transmitters and
+/// propagation pipes hold this, so forwarding never reads the packet itself (its headers
+/// sit in the pool, usually out of cache by the time the packet reaches the next hop);
+/// only the endpoints do. It is 16 bytes, so it travels in two registers: the ECN field
+/// takes the top two bits of the destination (node ids stay below `MAX_NODES`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PacketRef {
     pub id: PacketId,
     /// Bytes on the wire.
     pub size: u32,
-    pub dst: NodeId,
+    /// The destination node, and in the top two bits the IP ECN field as the packet
+    /// entered the current hop's queue; a queue that marks sets it to CE and the link
+    /// writes that back into the pooled packet.
+    dst_ecn: u32,
     pub flow: FlowId,
-    /// The IP ECN field as the packet entered the current hop's queue; a queue that
-    /// marks sets it to CE and the link writes that back into the pooled packet.
-    pub ecn: Ecn,
 }
+
+/// Node ids must stay below this (the top two bits of `PacketRef`'s destination carry
+/// the ECN field).
+pub const MAX_NODES: usize = 1 << 30;
 
 impl PacketRef {
     /// A Not-ECT packet of `size` bytes, to node 0, of flow 0: what queue tests offer.
     pub fn new(id: PacketId, size: u32) -> Self {
-        PacketRef { id, size, dst: 0, flow: 0, ecn: Ecn::NotEct }
+        PacketRef { id, size, dst_ecn: 0, flow: 0 }
+    }
+
+    /// A reference with every field given.
+    #[inline]
+    pub fn with(id: PacketId, size: u32, dst: NodeId, flow: FlowId, ecn: Ecn) -> Self {
+        debug_assert!((dst as usize) < MAX_NODES);
+        PacketRef { id, size, dst_ecn: dst | ((ecn as u32) << 30), flow }
+    }
+
+    /// The reference of packet `id` (stored as `p`).
+    #[inline]
+    pub fn of(id: PacketId, p: &Packet) -> Self {
+        Self::with(id, p.size, p.dst, p.flow, p.ecn)
+    }
+
+    #[inline]
+    pub fn dst(&self) -> NodeId {
+        self.dst_ecn & (MAX_NODES as u32 - 1)
+    }
+
+    #[inline]
+    pub fn ecn(&self) -> Ecn {
+        match self.dst_ecn >> 30 {
+            0 => Ecn::NotEct,
+            1 => Ecn::Ect1,
+            2 => Ecn::Ect0,
+            _ => Ecn::Ce,
+        }
+    }
+
+    #[inline]
+    pub fn set_ecn(&mut self, ecn: Ecn) {
+        self.dst_ecn = self.dst() | ((ecn as u32) << 30);
     }
 
     /// RFC 3168 §5: marks CE if the packet is ECN-capable (ECT(0), ECT(1) or already
     /// CE) and returns whether it is now CE; a Not-ECT packet must be dropped instead.
     /// Linux `INET_ECN_set_ce`.
     pub fn try_mark_ce(&mut self) -> bool {
-        if self.ecn == Ecn::NotEct {
+        if self.ecn() == Ecn::NotEct {
             return false;
         }
-        self.ecn = Ecn::Ce;
+        self.set_ecn(Ecn::Ce);
         true
     }
 }
@@ -82,13 +120,13 @@ pub const FLAG_CWR: u8 = 0x10;
 pub enum Ecn {
     /// 00: the transport is not ECN-capable; an AQM must drop, not mark.
     #[default]
-    NotEct,
+    NotEct = 0,
     /// 01: ECN-capable transport, codepoint ECT(1) (L4S, RFC 9331).
-    Ect1,
+    Ect1 = 1,
     /// 10: ECN-capable transport, codepoint ECT(0) (what RFC 3168 senders set).
-    Ect0,
+    Ect0 = 2,
     /// 11: Congestion Experienced, set by a queue instead of dropping.
-    Ce,
+    Ce = 3,
 }
 
 /// The TCP header fields the simulator models.
@@ -249,7 +287,7 @@ impl PacketPool {
     /// Stores `p` and returns the reference the network carries.
     pub fn alloc_ref(&mut self, p: Packet) -> PacketRef {
         let (size, dst, flow, ecn) = (p.size, p.dst, p.flow, p.ecn);
-        PacketRef { id: self.alloc(p), size, dst, flow, ecn }
+        PacketRef::with(self.alloc(p), size, dst, flow, ecn)
     }
     pub fn free(&mut self, id: PacketId) {
         self.live -= 1;

@@ -183,6 +183,12 @@ impl Routes {
         }
     }
 
+    /// The link a stub node (a host) sends everything on, if it is a stub with one.
+    pub fn uplink(&self, node: NodeId) -> Option<LinkId> {
+        let n = self.nodes.get(node as usize)?;
+        (n.parent != NONE && n.up != NONE).then_some(n.up)
+    }
+
     /// The link a packet at `at` bound for `dst` leaves on; `None` at the destination
     /// itself or when `dst` is unreachable from `at`. `prepare(dst)` must have run.
     #[inline]

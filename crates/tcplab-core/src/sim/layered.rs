@@ -293,7 +293,7 @@ impl Simulation {
     /// packet ids only).
     fn packet_ref(&self, id: PacketId) -> PacketRef {
         let p = self.pool.get(id);
-        PacketRef { id, size: p.size, dst: p.dst, flow: p.flow, ecn: p.ecn }
+        PacketRef::of(id, p)
     }
 
     /// Acts on what link `l`'s link layer produced: IP deliveries at the far end, IP

@@ -14,7 +14,7 @@ use crate::metrics::{Digest, RunResult};
 use crate::net::error::ErrorModel;
 use crate::net::link::Link;
 use crate::net::packet::{Ecn, FlowId, LinkId, NodeId, Packet, PacketId, PacketPool, PacketRef, Transport};
-use crate::net::queue::{DequeueCtx, DropCause, QueueDisc, Verdict};
+use crate::net::queue::{DequeueCtx, DropCause, LinkQueue, Verdict};
 use crate::net::routing::Routes;
 use crate::net::topology;
 use crate::rng::RngStream;
@@ -98,6 +98,15 @@ struct UdpFlow {
     out_of_order: u64,
 }
 
+impl TcpFlow {
+    /// Offsets of the fields `deliver` and `flush_tcp` read (besides the endpoints).
+    const HOT_OFFSETS: [usize; 3] = [
+        std::mem::offset_of!(TcpFlow, pending_rtos),
+        std::mem::offset_of!(TcpFlow, completed),
+        std::mem::offset_of!(TcpFlow, src),
+    ];
+}
+
 enum Flow {
     Tcp(Box<TcpFlow>),
     Udp(Box<UdpFlow>),
@@ -110,6 +119,9 @@ pub struct Simulation {
     sched: Scheduler<Event>,
     pool: PacketPool,
     links: Vec<Link>,
+    /// For each link into a host, the host's uplink (else `LinkId::MAX`): where the
+    /// host's response to an arriving packet leaves, to prefetch it.
+    reply_link: Vec<LinkId>,
     routes: Routes,
     node_names: Vec<String>,
     flows: Vec<Flow>,
@@ -148,6 +160,9 @@ impl Simulation {
         let expanded = crate::app::workload::expand(sc, seed)?;
         let sc = expanded.as_ref().unwrap_or(sc);
         let graph = topology::expand(&sc.topology)?;
+        if graph.nodes.len() > crate::net::packet::MAX_NODES {
+            return Err(format!("topology: {} nodes, at most {} are supported", graph.nodes.len(), crate::net::packet::MAX_NODES));
+        }
         let mut routes = Routes::new(&graph);
         let mut links = Vec::with_capacity(graph.links.len());
         for (i, l) in graph.links.iter().enumerate() {
@@ -348,6 +363,7 @@ impl Simulation {
             seed,
             sched: Scheduler::with_capacity(1024),
             pool: PacketPool::with_capacity(4096),
+            reply_link: links.iter().map(|l: &Link| routes.uplink(l.to).unwrap_or(LinkId::MAX)).collect(),
             routes,
             node_names: graph.nodes.clone(),
             cbi_cache: vec![None; graph.nodes.len()],
@@ -458,29 +474,33 @@ impl Simulation {
     /// state is rarely in cache, and the load then overlaps useful work.
     #[inline(always)]
     fn prefetch_next(&self) {
-        let line = |p: *const u8| {
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: a prefetch is a hint; it never faults, whatever the address.
-            unsafe {
-                std::arch::x86_64::_mm_prefetch(p as *const i8, std::arch::x86_64::_MM_HINT_T0)
-            }
-        };
+        let line = prefetch_line;
         match self.sched.next_hint() {
-            Some(&Event::TxDone(l)) => self.prefetch_link(l, line),
+            Some(&Event::TxDone(l)) => self.prefetch_link(l, Link::HOT_BYTES, line),
             Some(&Event::ArriveHop { link, next_link }) => {
-                self.prefetch_link(link, line);
-                self.prefetch_link(next_link, line);
+                self.prefetch_link(link, Link::ARRIVAL_BYTES, line);
+                self.prefetch_link(next_link, Link::HOT_BYTES, line);
             }
             Some(&Event::ArriveHost { link, pkt, flow }) => {
-                self.prefetch_link(link, line);
+                self.prefetch_link(link, Link::ARRIVAL_BYTES, line);
                 let p = self.pool.slot_ptr(pkt) as *const u8;
                 for off in (0..std::mem::size_of::<Packet>()).step_by(64) {
                     line(p.wrapping_add(off));
                 }
                 if let Some(Flow::Tcp(t)) = self.flows.get(flow as usize) {
+                    // The connection's fields either end reads: its own few, the
+                    // receiver's (a data segment) and the sender's first (an ACK).
                     let p = &**t as *const TcpFlow as *const u8;
-                    for off in (0..256).step_by(64) {
+                    for off in TcpFlow::HOT_OFFSETS {
                         line(p.wrapping_add(off));
+                    }
+                    let r = std::mem::offset_of!(TcpFlow, receiver);
+                    for off in (0..std::mem::size_of::<TcpReceiver>()).step_by(64) {
+                        line(p.wrapping_add(r + off));
+                    }
+                    let s = std::mem::offset_of!(TcpFlow, sender);
+                    for off in TcpSender::HOT_OFFSETS {
+                        line(p.wrapping_add(s + off));
                     }
                 }
             }
@@ -493,11 +513,13 @@ impl Simulation {
         }
     }
 
+    /// Prefetches the first `bytes` of link `l`: `Link::HOT_BYTES` for a link that
+    /// will queue or transmit, `Link::ARRIVAL_BYTES` for one a packet arrives from.
     #[inline(always)]
-    fn prefetch_link(&self, l: LinkId, line: impl Fn(*const u8)) {
+    fn prefetch_link(&self, l: LinkId, bytes: usize, line: impl Fn(*const u8)) {
         if let Some(link) = self.links.get(l as usize) {
             let p = link as *const Link as *const u8;
-            for off in (0..std::mem::size_of::<Link>()).step_by(64) {
+            for off in (0..bytes).step_by(64) {
                 line(p.wrapping_add(off));
             }
         }
@@ -556,11 +578,11 @@ impl Simulation {
     /// Hands `pkt`, now at `node`, to its destination endpoint or to its next link.
     /// Reads only the `PacketRef`, not the pooled packet.
     fn forward(&mut self, node: NodeId, pkt: PacketRef, now: SimTime) {
-        if pkt.dst == node {
+        if pkt.dst() == node {
             self.deliver(pkt.id, now);
             return;
         }
-        match self.routes.next_hop(node, pkt.dst) {
+        match self.routes.next_hop(node, pkt.dst()) {
             Some(l) => self.enqueue(l, pkt, now),
             None => self.pool.free(pkt.id), // unreachable: validated at build time
         }
@@ -571,6 +593,20 @@ impl Simulation {
             return self.layered_enqueue(l, pkt, now);
         }
         let link = &mut self.links[l as usize];
+        link.account(now);
+        // Drop-tail (nearly every link) needs no AQM context: no flow key, RNG or drop
+        // list, and it never drops a queued packet.
+        let verdict = match &mut link.queue {
+            LinkQueue::DropTail(q) => q.offer(pkt, link.in_service.map(|p| p.size)),
+            LinkQueue::Boxed(_) => return self.enqueue_aqm(l, pkt, now),
+        };
+        self.after_enqueue(l, pkt, verdict, now);
+    }
+
+    /// `enqueue` on a link whose discipline is not drop-tail.
+    #[inline(never)]
+    fn enqueue_aqm(&mut self, l: LinkId, pkt: PacketRef, now: SimTime) {
+        let link = &mut self.links[l as usize];
         // The flow key stands for the 5-tuple: the flow id (addresses and ports) and
         // the direction.
         let flow_key = if link.hashes_flows {
@@ -579,16 +615,22 @@ impl Simulation {
         } else {
             0
         };
-        let queued = pkt;
-        link.account(now);
-        match link.enqueue(now, queued, flow_key) {
+        let verdict = link.enqueue(now, pkt, flow_key);
+        self.after_enqueue(l, pkt, verdict, now);
+        self.flush_aqm_drops(l, now);
+    }
+
+    #[inline(always)]
+    fn after_enqueue(&mut self, l: LinkId, pkt: PacketRef, verdict: Verdict, now: SimTime) {
+        let link = &mut self.links[l as usize];
+        match verdict {
             Verdict::Dropped(cause) => {
                 link.record_drop(cause);
                 self.on_drop(l, pkt, cause, now);
             }
             Verdict::Enqueued => {
                 link.stats.enq_pkts += 1;
-                link.stats.enq_bytes += queued.size as u64;
+                link.stats.enq_bytes += pkt.size as u64;
                 if link.in_service.is_none() {
                     self.start_next_tx(l, now);
                 }
@@ -596,7 +638,6 @@ impl Simulation {
                 self.trace_queue(l, now);
             }
         }
-        self.flush_aqm_drops(l, now);
     }
 
     /// Takes the link's next packet from its queue and starts serializing it. A CE
@@ -604,15 +645,24 @@ impl Simulation {
     #[inline(always)]
     fn start_next_tx(&mut self, l: LinkId, now: SimTime) {
         let link = &mut self.links[l as usize];
-        let mut ctx = DequeueCtx { now, dropped: &mut link.aqm_drops };
-        if let Some(q) = link.queue.dequeue(&mut ctx) {
-            if link.marks_ecn && q.ecn == Ecn::Ce {
-                let p = self.pool.get_mut(q.id);
-                if p.ecn != Ecn::Ce {
-                    p.ecn = Ecn::Ce;
-                    link.stats.ce_marks += 1;
+        let next = match &mut link.queue {
+            LinkQueue::DropTail(q) => q.take(),
+            LinkQueue::Boxed(q) => {
+                let mut ctx = DequeueCtx { now, dropped: &mut link.aqm_drops };
+                let next = q.dequeue(&mut ctx);
+                if let Some(q) = next {
+                    if link.marks_ecn && q.ecn() == Ecn::Ce {
+                        let p = self.pool.get_mut(q.id);
+                        if p.ecn != Ecn::Ce {
+                            p.ecn = Ecn::Ce;
+                            link.stats.ce_marks += 1;
+                        }
+                    }
                 }
+                next
             }
+        };
+        if let Some(q) = next {
             let done = link.start_tx(q, now);
             self.sched.schedule(done, Event::TxDone(l));
         }
@@ -677,6 +727,13 @@ impl Simulation {
         if link.layered && matches!(self.pool.get(pkt.id).transport, Transport::Link(_)) {
             return self.on_link_frame(l, pkt, now);
         }
+        if pkt.dst() == to {
+            // The host's answer (an ACK, or the data an ACK releases) leaves on its
+            // uplink after the endpoint's work: start loading that link now.
+            if let Some(&up) = self.reply_link.get(l as usize) {
+                self.prefetch_link(up, Link::HOT_BYTES, prefetch_line);
+            }
+        }
         self.forward(to, pkt, now);
     }
 
@@ -699,15 +756,22 @@ impl Simulation {
         }
     }
 
+    #[inline(always)]
     fn trace_queue(&mut self, l: LinkId, now: SimTime) {
         if self.record_queue[l as usize] {
-            let link = &self.links[l as usize];
-            let q = &mut self.result.series.queue;
-            q.t_s.push(now.as_secs_f64());
-            q.link.push(l);
-            q.pkts.push(link.backlog_packets());
-            q.bytes.push(link.backlog_bytes());
+            self.record_queue_row(l, now);
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn record_queue_row(&mut self, l: LinkId, now: SimTime) {
+        let link = &self.links[l as usize];
+        let q = &mut self.result.series.queue;
+        q.t_s.push(now.as_secs_f64());
+        q.link.push(l);
+        q.pkts.push(link.backlog_packets());
+        q.bytes.push(link.backlog_bytes());
     }
 
     // ---------------------------------------------------------------- endpoints
@@ -1097,14 +1161,26 @@ impl Simulation {
     }
 }
 
+/// Hints the CPU to load the cache line at `p`.
+#[inline(always)]
+fn prefetch_line(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint; it never faults, whatever the address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(p as *const i8, std::arch::x86_64::_MM_HINT_T0)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
 /// The event for `pkt`, at the head of link `link`'s pipe, reaching node `to`.
 #[inline]
 fn arrive_event(routes: &Routes, link: LinkId, to: NodeId, pkt: PacketRef) -> Event {
-    if pkt.dst == to {
+    if pkt.dst() == to {
         return Event::ArriveHost { link, pkt: pkt.id, flow: pkt.flow };
     }
     // Unreachable destinations are rejected at build time; LinkId::MAX just names no link.
-    Event::ArriveHop { link, next_link: routes.next_hop(to, pkt.dst).unwrap_or(LinkId::MAX) }
+    Event::ArriveHop { link, next_link: routes.next_hop(to, pkt.dst()).unwrap_or(LinkId::MAX) }
 }
 
 /// Builds and runs a scenario.

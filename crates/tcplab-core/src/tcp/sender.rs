@@ -198,6 +198,20 @@ pub struct TcpSender {
 }
 
 impl TcpSender {
+    /// Offsets of the fields an ACK reads first (window, sequence numbers, counters and
+    /// flags, scoreboard, rate sampler, RTT estimator and timer): the lines worth
+    /// prefetching before a cold connection handles one.
+    pub const HOT_OFFSETS: [usize; 8] = [
+        std::mem::offset_of!(TcpSender, w),
+        std::mem::offset_of!(TcpSender, snd_una),
+        std::mem::offset_of!(TcpSender, stats),
+        std::mem::offset_of!(TcpSender, phase),
+        std::mem::offset_of!(TcpSender, scoreboard),
+        std::mem::offset_of!(TcpSender, rate),
+        std::mem::offset_of!(TcpSender, rtt),
+        std::mem::offset_of!(TcpSender, rto_timer),
+    ];
+
     /// A sender for `bytes` of data (`None` = bulk) with initial ssthresh override
     /// `cbi_ssthresh` (RFC 2140 reuse).
     pub fn new(

@@ -391,7 +391,7 @@ impl Slacp {
             ecn: Ecn::NotEct,
             sent_at,
         });
-        QueuedPacket { id, size, dst: self.to, flow, ecn: Ecn::NotEct }
+        QueuedPacket::with(id, size, self.to, flow, Ecn::NotEct)
     }
 
     /// The live block a reference points to.
@@ -646,7 +646,7 @@ impl Slacp {
             ecn: Ecn::NotEct,
             sent_at: now,
         });
-        out.acks.push(QueuedPacket { id, size: self.p.ack_bytes, dst: self.from, flow: NO_FLOW, ecn: Ecn::NotEct });
+        out.acks.push(QueuedPacket::with(id, self.p.ack_bytes, self.from, NO_FLOW, Ecn::NotEct));
         self.stats.acks_sent += 1;
     }
 

@@ -316,7 +316,7 @@ pub(crate) mod tests {
 
     /// A 1500-byte packet arriving at `at`.
     pub(crate) fn pkt(id: u32, at: SimTime, ecn: Ecn) -> (QueuedPacket, SimTime) {
-        (QueuedPacket { ecn, ..QueuedPacket::new(PacketId(id), 1500) }, at)
+        (QueuedPacket::with(PacketId(id), 1500, 0, 0, ecn), at)
     }
 
     fn offer(q: &mut dyn QueueDisc, (p, at): (QueuedPacket, SimTime)) -> Verdict {
@@ -412,7 +412,7 @@ pub(crate) mod tests {
         while q.len_packets() > 0 {
             t = t + SimDuration::from_millis(1);
             let p = take(&mut q, t, &mut dropped).unwrap();
-            if p.ecn == Ecn::Ce {
+            if p.ecn() == Ecn::Ce {
                 marks.push(t);
             }
         }
@@ -442,8 +442,8 @@ pub(crate) mod tests {
         assert_eq!(offer(&mut q, pkt(2, SimTime::ZERO, Ecn::Ect0)), Verdict::Dropped(DropCause::Overflow));
         let mut dropped = Vec::new();
         // Sojourn 2 ms > 1 ms: the ECT packet is marked, the Not-ECT one is not.
-        assert_eq!(take(&mut q, ms(2), &mut dropped).unwrap().ecn, Ecn::Ce);
-        assert_eq!(take(&mut q, ms(2), &mut dropped).unwrap().ecn, Ecn::NotEct);
+        assert_eq!(take(&mut q, ms(2), &mut dropped).unwrap().ecn(), Ecn::Ce);
+        assert_eq!(take(&mut q, ms(2), &mut dropped).unwrap().ecn(), Ecn::NotEct);
     }
 
     #[test]

@@ -74,9 +74,13 @@ impl DropTail {
     }
 }
 
-impl QueueDisc for DropTail {
-    fn enqueue(&mut self, pkt: QueuedPacket, ctx: &mut EnqueueCtx<'_>) -> Verdict {
-        let in_service = if self.count_in_service { ctx.in_service_bytes } else { None };
+impl DropTail {
+    /// Offers a packet; `in_service_bytes` is the size of the packet the link is
+    /// serializing, if any. Drop-tail needs nothing else of `EnqueueCtx`, so links call
+    /// this directly and build no context.
+    #[inline]
+    pub fn offer(&mut self, pkt: QueuedPacket, in_service_bytes: Option<u32>) -> Verdict {
+        let in_service = if self.count_in_service { in_service_bytes } else { None };
         let drop = match self.semantics {
             DropTailSemantics::Slot => {
                 self.fifo.len() as u64 + in_service.is_some() as u64 >= self.limit
@@ -95,8 +99,20 @@ impl QueueDisc for DropTail {
             Verdict::Enqueued
         }
     }
-    fn dequeue(&mut self, _ctx: &mut DequeueCtx<'_>) -> Option<QueuedPacket> {
+
+    /// The next packet, or `None` when empty (drop-tail never drops at dequeue).
+    #[inline]
+    pub fn take(&mut self) -> Option<QueuedPacket> {
         self.fifo.pop()
+    }
+}
+
+impl QueueDisc for DropTail {
+    fn enqueue(&mut self, pkt: QueuedPacket, ctx: &mut EnqueueCtx<'_>) -> Verdict {
+        self.offer(pkt, ctx.in_service_bytes)
+    }
+    fn dequeue(&mut self, _ctx: &mut DequeueCtx<'_>) -> Option<QueuedPacket> {
+        self.take()
     }
     fn len_packets(&self) -> u32 {
         self.fifo.len()

@@ -449,17 +449,17 @@ mod tests {
         let (mut marks, mut drops) = (0, 0);
         for i in 0..2000u32 {
             let mut p = QueuedPacket::new(PacketId(100 + i), 1500);
-            p.ecn = if i % 2 == 0 { Ecn::Ect0 } else { Ecn::NotEct };
+            p.set_ecn(if i % 2 == 0 { Ecn::Ect0 } else { Ecn::NotEct });
             let mut ctx = EnqueueCtx { now: ms(2), in_service_bytes: None, rng: &mut rng, flow_key: 0, dropped: &mut dropped };
             match q.enqueue(p, &mut ctx) {
                 Verdict::Enqueued => {
-                    if q.fifo.q.back().unwrap().0.ecn == Ecn::Ce {
+                    if q.fifo.q.back().unwrap().0.ecn() == Ecn::Ce {
                         marks += 1;
                     }
                     q.fifo.pop(); // keep the backlog at 20 packets
                 }
                 Verdict::Dropped(c) => {
-                    assert_eq!((c, p.ecn), (DropCause::Early, Ecn::NotEct));
+                    assert_eq!((c, p.ecn()), (DropCause::Early, Ecn::NotEct));
                     drops += 1;
                 }
             }

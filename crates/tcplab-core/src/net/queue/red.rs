@@ -972,15 +972,15 @@ mod tests {
         let mut offer_ecn = |q: &mut Red, ecn: Ecn| {
             let mut ctx = EnqueueCtx { now: SimTime::ZERO, in_service_bytes: None, rng: &mut rng, flow_key: 0, dropped: &mut dropped };
             let mut p = QueuedPacket::new(PacketId(0), 1500);
-            p.ecn = ecn;
+            p.set_ecn(ecn);
             q.enqueue(p, &mut ctx)
         };
         for _ in 0..6 {
             assert_eq!(offer_ecn(&mut q, Ecn::Ect0), Verdict::Enqueued);
         }
-        assert!(q.fifo.q.iter().all(|p| p.ecn == Ecn::Ect0), "no mark up to K queued");
+        assert!(q.fifo.q.iter().all(|p| p.ecn() == Ecn::Ect0), "no mark up to K queued");
         assert_eq!(offer_ecn(&mut q, Ecn::Ect0), Verdict::Enqueued);
-        assert_eq!(q.fifo.q.back().unwrap().ecn, Ecn::Ce);
+        assert_eq!(q.fifo.q.back().unwrap().ecn(), Ecn::Ce);
         assert_eq!(offer_ecn(&mut q, Ecn::NotEct), Verdict::Dropped(DropCause::Forced));
     }
 
