@@ -299,7 +299,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_emulate(args: argparse.Namespace) -> int:
-    from tcplab.emulation import EmulationFailed, EmulationInterrupted, EmulationRefused, EmulatorNotFound, emulate
+    from tcplab.emulation import EmulationFailed, EmulationRefused, EmulatorNotFound, emulate
 
     sc = load(args.scenario)  # validates fully before anything runs or is written
     if args.out is not None:
@@ -307,18 +307,8 @@ def _cmd_emulate(args: argparse.Namespace) -> int:
     try:
         result = emulate(sc, seed=args.seed, trace=args.trace, sample_interval=args.sample_interval,
                          late_bound=args.late_bound, realtime=not args.no_realtime)
-    except EmulationRefused as e:
-        _err(f"{args.scenario}: {e}")
-        return EXIT_BAD_INPUT
-    except EmulatorNotFound as e:
-        _err(str(e))
-        return EXIT_RUN_FAILED
-    except EmulationInterrupted as e:
-        _err(str(e))
-        return 128 + e.signum
-    except EmulationFailed as e:
-        _err(f"{args.scenario}: the emulation failed: {e}")
-        return EXIT_RUN_FAILED
+    except (EmulationFailed, EmulationRefused, EmulatorNotFound) as e:
+        return _emulation_error(e, args.scenario)
     _print_run(result, f"{args.scenario} (emulated, Linux {result.meta.get('emulation', {}).get('kernel', '?')})")
     _print_emulation(result.meta)
     if args.out is not None:
@@ -344,7 +334,7 @@ def _print_emulation(meta: dict[str, Any]) -> None:
 
 
 def _cmd_fidelity(args: argparse.Namespace) -> int:
-    from tcplab.emulation import EmulationFailed, EmulationInterrupted, EmulationRefused, EmulatorNotFound
+    from tcplab.emulation import EmulationFailed, EmulationRefused, EmulatorNotFound
     from tcplab.fidelity import fidelity
     from tcplab.fidelity_grid import is_grid
 
@@ -359,18 +349,8 @@ def _cmd_fidelity(args: argparse.Namespace) -> int:
     try:
         res = fidelity(sc, reps=args.reps, out=out, realtime=not args.no_realtime, quiet=True,
                        progress=lambda m: print(m, file=sys.stderr, flush=True))
-    except EmulationRefused as e:
-        _err(f"{args.scenario}: {e}")
-        return EXIT_BAD_INPUT
-    except EmulatorNotFound as e:
-        _err(str(e))
-        return EXIT_RUN_FAILED
-    except EmulationInterrupted as e:
-        _err(str(e))
-        return 128 + e.signum
-    except EmulationFailed as e:
-        _err(f"{args.scenario}: the emulation failed: {e}")
-        return EXIT_RUN_FAILED
+    except (EmulationFailed, EmulationRefused, EmulatorNotFound) as e:
+        return _emulation_error(e, args.scenario)
     from rich.console import Console
     from rich.table import Table
 
@@ -391,13 +371,32 @@ def _cmd_fidelity(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _emulation_error(e: Exception, scenario: str, kept: str = "") -> int:
+    """One line on stderr for an emulation error and the exit code it maps to: a
+    refusal is bad input (2, nothing was created), a signal 128 + its number, any other
+    failure 1. ``kept`` is appended where work done so far survives."""
+    from tcplab.emulation import EmulationInterrupted, EmulationRefused, EmulatorNotFound
+
+    if isinstance(e, EmulationRefused):
+        _err(f"{scenario}: {e}")
+        return EXIT_BAD_INPUT
+    if isinstance(e, EmulatorNotFound):
+        _err(str(e))
+        return EXIT_RUN_FAILED
+    if isinstance(e, EmulationInterrupted):
+        _err(f"{e}{kept}")
+        return 128 + e.signum
+    _err(f"{scenario}: the emulation failed: {e}{kept}")
+    return EXIT_RUN_FAILED
+
+
 def _fidelity_grid(args: argparse.Namespace) -> int:
     """``tcplab fidelity GRID_DIR``: every point of a fidelity grid (tcplab.fidelity_grid)."""
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
     from rich.table import Table
 
-    from tcplab.emulation import EmulationFailed, EmulationInterrupted, EmulationRefused, EmulatorNotFound
+    from tcplab.emulation import EmulationFailed, EmulationRefused, EmulatorNotFound
     from tcplab.fidelity_grid import GRID_METRICS, load_grid, run_grid
 
     grid, points = load_grid(args.scenario)  # bad input is reported before anything runs
@@ -419,18 +418,8 @@ def _fidelity_grid(args: argparse.Namespace) -> int:
         except FileNotFoundError as e:
             _err(str(e))
             return EXIT_BAD_INPUT
-        except EmulationRefused as e:
-            _err(f"{args.scenario}: {e}")
-            return EXIT_BAD_INPUT
-        except EmulatorNotFound as e:
-            _err(str(e))
-            return EXIT_RUN_FAILED
-        except EmulationInterrupted as e:
-            _err(f"{e} (finished kernel runs are kept in {out}; re-run to resume)")
-            return 128 + e.signum
-        except EmulationFailed as e:
-            _err(f"{args.scenario}: the emulation failed: {e} (finished kernel runs are kept; re-run to resume)")
-            return EXIT_RUN_FAILED
+        except (EmulationFailed, EmulationRefused, EmulatorNotFound) as e:
+            return _emulation_error(e, args.scenario, f" (finished kernel runs are kept in {out}; re-run to resume)")
     g = res.table[res.table["metric"] == "goodput_bps"].set_index("point")
     t = Table(title=f"{grid.name}: simulator vs Linux {res.meta.get('kernel')} ({grid.reps} runs per side and point)")
     cols = ["point"] + [f"{GRID_METRICS[m][1]} sim/kernel" for m in GRID_METRICS] + ["goodput error", "agrees"]

@@ -17,20 +17,30 @@ use tcplab_core::time::SimTime;
 
 const MSS: u64 = 1000;
 
-/// The sender after three duplicate ACKs for a lost first segment of 21.
-fn after_fast_retransmit(cc_name: &str, linux_cc: bool) -> TcpSender {
-    let mut cfg = TcpConfig::profile("linux-2.6").unwrap();
-    cfg.mss = MSS as u32;
-    cfg.iw = InitialWindow::Segments(21);
-    cfg.ssthresh_from_cwnd = true;
-    cfg.linux_cc = linux_cc;
+/// An established sender (IW 21 sent) with `cfg` adjusted as in the module doc.
+fn established(cc_name: &str, cfg: TcpConfig, out: &mut Outbox) -> TcpSender {
     let spec = CcSpec { name: cc_name.into(), params: serde_json::json!({}) };
     let probe = Window::new(21 * MSS, u64::MAX, MSS as u32, true, 2);
     let mut s = TcpSender::new(cfg, cc::build(&spec, &probe).unwrap(), Some(1_000_000), None);
-    let mut out = Outbox::default();
-    s.open(SimTime(0), &mut out);
+    s.open(SimTime(0), out);
     let synack = TcpHeader { ack: 1, flags: FLAG_SYN | FLAG_ACK, wnd: 1 << 30, ..Default::default() };
-    s.on_ack(&synack, SimTime(1_000_000), &mut out);
+    s.on_ack(&synack, SimTime(1_000_000), out);
+    s
+}
+
+fn config(linux_cc: bool) -> TcpConfig {
+    let mut cfg = TcpConfig::profile("linux-2.6").unwrap();
+    cfg.mss = MSS as u32;
+    cfg.iw = InitialWindow::Segments(21);
+    cfg.linux_cc = linux_cc;
+    cfg
+}
+
+/// The sender after three duplicate ACKs for a lost first segment of 21.
+fn after_fast_retransmit(cc_name: &str, linux_cc: bool) -> TcpSender {
+    let cfg = TcpConfig { ssthresh_from_cwnd: true, ..config(linux_cc) };
+    let mut out = Outbox::default();
+    let mut s = established(cc_name, cfg, &mut out);
     assert_eq!(out.segments.len(), 1 + 21, "SYN and the initial window");
     let seg = |k: u64| 1 + k * MSS;
     for k in 1..=3 {
@@ -77,18 +87,9 @@ fn a_reduction_restarts_the_growth_count() {
     // of 2 segments leave 6 segments counted; the loss that follows restarts the count
     // under linux_cc (Linux tcp_init_cwnd_reduction: snd_cwnd_cnt = 0).
     let count_after_loss = |linux_cc: bool| {
-        let mut cfg = TcpConfig::profile("linux-2.6").unwrap();
-        cfg.mss = MSS as u32;
-        cfg.iw = InitialWindow::Segments(21);
-        cfg.initial_ssthresh = Some(10 * MSS);
-        cfg.linux_cc = linux_cc;
-        let spec = CcSpec { name: "reno".into(), params: serde_json::json!({}) };
-        let probe = Window::new(21 * MSS, u64::MAX, MSS as u32, true, 2);
-        let mut s = TcpSender::new(cfg, cc::build(&spec, &probe).unwrap(), Some(1_000_000), None);
+        let cfg = TcpConfig { initial_ssthresh: Some(10 * MSS), ..config(linux_cc) };
         let mut out = Outbox::default();
-        s.open(SimTime(0), &mut out);
-        let synack = TcpHeader { ack: 1, flags: FLAG_SYN | FLAG_ACK, wnd: 1 << 30, ..Default::default() };
-        s.on_ack(&synack, SimTime(1_000_000), &mut out);
+        let mut s = established("reno", cfg, &mut out);
         let seg = |k: u64| 1 + k * MSS;
         for k in 1..=3 {
             let ack = TcpHeader { ack: seg(2 * k), flags: FLAG_ACK, wnd: 1 << 30, ..Default::default() };

@@ -714,6 +714,21 @@ mod tests {
         assert_eq!(trace(&t, "w_max"), Some(90.0));
     }
 
+    /// A loss at cwnd 10 segments (RTT 10 ms), then 20 round trips of ACKs.
+    fn loss_at_10_then_20_rtts(p: Params, linux_cc: bool) -> TestSender {
+        let mut t = cubic(p, 10, true);
+        t.w.linux_cc = linux_cc;
+        t.rtt = SimDuration::from_millis(10);
+        t.w.ssthresh = t.w.cwnd;
+        t.send(10);
+        t.lose();
+        t.in_flight = 0;
+        for _ in 0..20 {
+            t.round_trip_all();
+        }
+        t
+    }
+
     #[test]
     fn reno_friendly_region_dominates_small_window_short_rtt() {
         // Loss at 10 segments with RTT 10 ms: cwnd 7, K = cbrt(10*0.3/0.4) = 1.957 s.
@@ -722,16 +737,7 @@ mod tests {
         // while W_est grows alpha_cubic = 3*0.3/1.7 = 0.529 per RTT up to cwnd_prior = 10
         // ((10-7)/0.529 = 5.7 RTTs), then 1 per RTT: 10 + (20 - 5.7) = 24.3 segments.
         let run = |reno_friendly: bool| {
-            let p = Params { reno_friendly, ..Params::default() };
-            let mut t = cubic(p, 10, true);
-            t.rtt = SimDuration::from_millis(10);
-            t.w.ssthresh = t.w.cwnd;
-            t.send(10);
-            t.lose();
-            t.in_flight = 0;
-            for _ in 0..20 {
-                t.round_trip_all();
-            }
+            let t = loss_at_10_then_20_rtts(Params { reno_friendly, ..Params::default() }, false);
             (t.w.cwnd as f64 / MSS as f64, trace(&t, "w_est").unwrap())
         };
         let alpha_cubic: f64 = 3.0 * (1.0 - 0.7) / (1.0 + 0.7);
@@ -751,19 +757,7 @@ mod tests {
         // The same run as above. Linux `bictcp_update` (linux_cc) keeps alpha_cubic =
         // 0.529 per RTT for all 20 RTTs: W_est = 7 + 20 * 0.529 = 17.6 segments (RFC
         // 9438 §4.3's switch to 1 at cwnd_prior = 10 gives 24.3).
-        let run = |linux_cc: bool| {
-            let mut t = cubic(Params::default(), 10, true);
-            t.w.linux_cc = linux_cc;
-            t.rtt = SimDuration::from_millis(10);
-            t.w.ssthresh = t.w.cwnd;
-            t.send(10);
-            t.lose();
-            t.in_flight = 0;
-            for _ in 0..20 {
-                t.round_trip_all();
-            }
-            trace(&t, "w_est").unwrap()
-        };
+        let run = |linux_cc: bool| trace(&loss_at_10_then_20_rtts(Params::default(), linux_cc), "w_est").unwrap();
         let (rfc, linux) = (run(false), run(true));
         assert!((23.0..=25.5).contains(&rfc), "RFC W_est {rfc}");
         assert!((17.0..=18.2).contains(&linux), "Linux W_est {linux}");
