@@ -37,7 +37,7 @@
 use super::error::ErrorModel;
 use super::link::Link;
 use super::packet::{LinkId, NodeId, PacketId, NO_FLOW};
-use super::queue::{DequeueCtx, DropCause, QueueDisc, QueuedPacket, Verdict};
+use super::queue::{DropCause, QueuedPacket, Verdict};
 use std::collections::VecDeque;
 use crate::rng::RngStream;
 use crate::scenario::{default_queue, LinkParams};
@@ -126,8 +126,7 @@ impl ClockedLink {
     }
 
     fn start_next(&mut self, now: SimTime) {
-        let mut ctx = DequeueCtx { now, dropped: &mut self.link.aqm_drops };
-        if let Some(q) = self.link.queue.dequeue(&mut ctx) {
+        if let Some(q) = self.link.dequeue(now) {
             self.tx_done = Some(self.link.start_tx(q, now));
         }
         self.take_aqm_drops(now);
@@ -150,7 +149,7 @@ impl LinkModel for ClockedLink {
         link.account(now);
         let mut queued = QueuedPacket::new(pkt, size);
         queued.flow = NO_FLOW;
-        let verdict = link.enqueue(now, queued, 0);
+        let verdict = link.enqueue(now, queued, || 0);
         match verdict {
             Verdict::Dropped(cause) => link.record_drop(cause),
             Verdict::Enqueued => {

@@ -38,9 +38,10 @@ impl<T: Copy + std::fmt::Debug, const N: usize> std::fmt::Debug for HeadDeque<T,
     }
 }
 
-/// Hints the CPU to load the cache line at `p`; never faults.
+/// Hints the CPU to load the cache line at `p`; never faults. Also the event loop's
+/// (`sim`) prefetch of the next event's state.
 #[inline(always)]
-fn prefetch(p: *const u8) {
+pub(crate) fn prefetch(p: *const u8) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch is a hint; it never faults, whatever the address.
     unsafe {

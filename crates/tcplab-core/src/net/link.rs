@@ -29,7 +29,7 @@ use super::error::{ErrorModel, ErrorStats};
 use super::linklayer::{LinkLayer, LlStats};
 use super::mac::{Gate, Mac, MacStats};
 use super::packet::{LinkId, NodeId, PacketRef};
-use super::queue::{DropCause, EnqueueCtx, Fifo, LinkQueue, QueueDisc, QueuedPacket, Verdict};
+use super::queue::{DequeueCtx, DropCause, EnqueueCtx, Fifo, LinkQueue, QueueDisc, QueuedPacket, Verdict};
 use crate::rng::RngStream;
 use crate::time::{Rate, SimDuration, SimTime};
 use super::head_deque::HeadDeque;
@@ -256,17 +256,39 @@ impl Link {
     }
 
     /// Offers `pkt` to the link's queue discipline at `now` (after [`Link::account`]).
-    /// `flow_key` stands for the packet's 5-tuple where the discipline hashes flows
-    /// (FQ-CoDel), else 0; packets an AQM drops from its queue land in `aqm_drops`.
-    pub fn enqueue(&mut self, now: SimTime, pkt: QueuedPacket, flow_key: u32) -> Verdict {
+    /// Drop-tail (nearly every link) takes it with no AQM context: no flow key, RNG or
+    /// drop list. Other disciplines get the context; `flow_key` (the packet's 5-tuple)
+    /// is asked for only where the discipline hashes flows (FQ-CoDel), and packets an
+    /// AQM drops from its queue land in `aqm_drops`.
+    #[inline(always)]
+    pub fn enqueue(&mut self, now: SimTime, pkt: QueuedPacket, flow_key: impl FnOnce() -> u32) -> Verdict {
+        match &mut self.queue {
+            LinkQueue::DropTail(q) => q.offer(pkt, self.in_service.map(|p| p.size)),
+            LinkQueue::Boxed(_) => self.enqueue_aqm(now, pkt, flow_key),
+        }
+    }
+
+    #[inline(never)]
+    fn enqueue_aqm(&mut self, now: SimTime, pkt: QueuedPacket, flow_key: impl FnOnce() -> u32) -> Verdict {
         let mut ctx = EnqueueCtx {
             now,
             in_service_bytes: self.in_service.map(|p| p.size),
             rng: &mut self.queue_rng,
-            flow_key,
+            flow_key: if self.hashes_flows { flow_key() } else { 0 },
             dropped: &mut self.aqm_drops,
         };
         self.queue.enqueue(pkt, &mut ctx)
+    }
+
+    /// The next packet to serialize from the queue: drop-tail's head, or what an AQM
+    /// dequeues at `now` (it may drop packets into `aqm_drops` first, or hand back a
+    /// packet it marked CE).
+    #[inline(always)]
+    pub fn dequeue(&mut self, now: SimTime) -> Option<QueuedPacket> {
+        match &mut self.queue {
+            LinkQueue::DropTail(q) => q.take(),
+            LinkQueue::Boxed(q) => q.dequeue(&mut DequeueCtx { now, dropped: &mut self.aqm_drops }),
+        }
     }
 
     pub fn note_occupancy_max(&mut self) {

@@ -15,7 +15,7 @@ use super::{Event, Simulation};
 use crate::net::link::Link;
 use crate::net::linklayer::{LinkContext, LlOutput};
 use crate::net::packet::{LinkFrameKind, LinkId, PacketId, PacketRef, Transport};
-use crate::net::queue::{DequeueCtx, DropCause, EnqueueCtx, Fifo, QueueDisc, Verdict};
+use crate::net::queue::{DropCause, EnqueueCtx, Fifo, Verdict};
 use crate::net::topology::Graph;
 use crate::scenario::{default_queue, FlowSpec, Scenario};
 use crate::time::SimTime;
@@ -138,7 +138,7 @@ impl Simulation {
                 };
                 ll.offer(pkt, flow, &mut ctx)
             }
-            None => link.enqueue(now, pkt, 0),
+            None => link.enqueue(now, pkt, || 0),
         };
         match verdict {
             Verdict::Dropped(cause) => {
@@ -198,7 +198,7 @@ impl Simulation {
             match link.pop_control() {
                 Some(q) => Some(q),
                 // Disciplines that drop at dequeue are refused on layered links.
-                None => link.queue.dequeue(&mut DequeueCtx { now, dropped: &mut link.aqm_drops }),
+                None => link.dequeue(now),
             }
         };
         if let Some(q) = next {

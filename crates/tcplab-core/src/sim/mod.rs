@@ -12,9 +12,10 @@ use crate::app::{rpc::RpcApp, AppOutbox, Apps};
 use crate::cc::{self, Window};
 use crate::metrics::{Digest, RunResult};
 use crate::net::error::ErrorModel;
+use crate::net::head_deque::prefetch;
 use crate::net::link::Link;
 use crate::net::packet::{Ecn, FlowId, LinkId, NodeId, Packet, PacketId, PacketPool, PacketRef, Transport};
-use crate::net::queue::{DequeueCtx, DropCause, LinkQueue, Verdict};
+use crate::net::queue::{DropCause, Verdict};
 use crate::net::routing::Routes;
 use crate::net::topology;
 use crate::rng::RngStream;
@@ -474,7 +475,7 @@ impl Simulation {
     /// state is rarely in cache, and the load then overlaps useful work.
     #[inline(always)]
     fn prefetch_next(&self) {
-        let line = prefetch_line;
+        let line = prefetch;
         match self.sched.next_hint() {
             Some(&Event::TxDone(l)) => self.prefetch_link(l, Link::HOT_BYTES, line),
             Some(&Event::ArriveHop { link, next_link }) => {
@@ -592,37 +593,15 @@ impl Simulation {
         if self.links[l as usize].layered {
             return self.layered_enqueue(l, pkt, now);
         }
+        let pool = &self.pool;
         let link = &mut self.links[l as usize];
         link.account(now);
-        // Drop-tail (nearly every link) needs no AQM context: no flow key, RNG or drop
-        // list, and it never drops a queued packet.
-        let verdict = match &mut link.queue {
-            LinkQueue::DropTail(q) => q.offer(pkt, link.in_service.map(|p| p.size)),
-            LinkQueue::Boxed(_) => return self.enqueue_aqm(l, pkt, now),
-        };
-        self.after_enqueue(l, pkt, verdict, now);
-    }
-
-    /// `enqueue` on a link whose discipline is not drop-tail.
-    #[inline(never)]
-    fn enqueue_aqm(&mut self, l: LinkId, pkt: PacketRef, now: SimTime) {
-        let link = &mut self.links[l as usize];
         // The flow key stands for the 5-tuple: the flow id (addresses and ports) and
-        // the direction.
-        let flow_key = if link.hashes_flows {
-            let p = self.pool.get(pkt.id);
+        // the direction; only flow-hashing disciplines ask for it.
+        let verdict = link.enqueue(now, pkt, || {
+            let p = pool.get(pkt.id);
             (p.flow << 1) | (p.src > p.dst) as u32
-        } else {
-            0
-        };
-        let verdict = link.enqueue(now, pkt, flow_key);
-        self.after_enqueue(l, pkt, verdict, now);
-        self.flush_aqm_drops(l, now);
-    }
-
-    #[inline(always)]
-    fn after_enqueue(&mut self, l: LinkId, pkt: PacketRef, verdict: Verdict, now: SimTime) {
-        let link = &mut self.links[l as usize];
+        });
         match verdict {
             Verdict::Dropped(cause) => {
                 link.record_drop(cause);
@@ -638,6 +617,7 @@ impl Simulation {
                 self.trace_queue(l, now);
             }
         }
+        self.flush_aqm_drops(l, now);
     }
 
     /// Takes the link's next packet from its queue and starts serializing it. A CE
@@ -645,24 +625,14 @@ impl Simulation {
     #[inline(always)]
     fn start_next_tx(&mut self, l: LinkId, now: SimTime) {
         let link = &mut self.links[l as usize];
-        let next = match &mut link.queue {
-            LinkQueue::DropTail(q) => q.take(),
-            LinkQueue::Boxed(q) => {
-                let mut ctx = DequeueCtx { now, dropped: &mut link.aqm_drops };
-                let next = q.dequeue(&mut ctx);
-                if let Some(q) = next {
-                    if link.marks_ecn && q.ecn() == Ecn::Ce {
-                        let p = self.pool.get_mut(q.id);
-                        if p.ecn != Ecn::Ce {
-                            p.ecn = Ecn::Ce;
-                            link.stats.ce_marks += 1;
-                        }
-                    }
+        if let Some(q) = link.dequeue(now) {
+            if link.marks_ecn && q.ecn() == Ecn::Ce {
+                let p = self.pool.get_mut(q.id);
+                if p.ecn != Ecn::Ce {
+                    p.ecn = Ecn::Ce;
+                    link.stats.ce_marks += 1;
                 }
-                next
             }
-        };
-        if let Some(q) = next {
             let done = link.start_tx(q, now);
             self.sched.schedule(done, Event::TxDone(l));
         }
@@ -731,7 +701,7 @@ impl Simulation {
             // The host's answer (an ACK, or the data an ACK releases) leaves on its
             // uplink after the endpoint's work: start loading that link now.
             if let Some(&up) = self.reply_link.get(l as usize) {
-                self.prefetch_link(up, Link::HOT_BYTES, prefetch_line);
+                self.prefetch_link(up, Link::HOT_BYTES, prefetch);
             }
         }
         self.forward(to, pkt, now);
@@ -1159,18 +1129,6 @@ impl Simulation {
         };
         r
     }
-}
-
-/// Hints the CPU to load the cache line at `p`.
-#[inline(always)]
-fn prefetch_line(p: *const u8) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint; it never faults, whatever the address.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch(p as *const i8, std::arch::x86_64::_MM_HINT_T0)
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
 }
 
 /// The event for `pkt`, at the head of link `link`'s pipe, reaching node `to`.
