@@ -456,11 +456,7 @@ impl Simulation {
     /// Processes the events before `limit`; false if the run is over (every finite
     /// flow completed and nothing else keeps it going).
     fn run_before(&mut self, limit: SimTime) -> bool {
-        while let Some(t) = self.sched.peek_time() {
-            if t >= limit {
-                break;
-            }
-            let (now, ev) = self.sched.pop().expect("peeked");
+        while let Some((now, ev)) = self.sched.pop_before(limit) {
             self.prefetch_next();
             self.handle(now, ev);
             if self.stop_when_done && self.unfinished == 0 && self.apps.done() {
