@@ -630,7 +630,8 @@ impl Simulation {
                 }
             }
             let done = link.start_tx(q, now);
-            self.sched.schedule(done, Event::TxDone(l));
+            // The serialization time: a few values per link (data and ACK sizes).
+            self.sched.schedule_after(done - now, Event::TxDone(l));
         }
     }
 
@@ -676,7 +677,7 @@ impl Simulation {
             link.pipe.push_back((arrive, pkt));
             if first {
                 let to = link.to;
-                self.sched.schedule(arrive, arrive_event(&self.routes, l, to, pkt));
+                self.sched.schedule_after(link.delay, arrive_event(&self.routes, l, to, pkt));
             }
         }
         self.flush_aqm_drops(l, now);
