@@ -543,7 +543,8 @@ impl Simulation {
     fn handle(&mut self, now: SimTime, ev: Event) {
         match ev {
             Event::TxDone(l) => self.on_tx_done(l, now),
-            Event::ArriveHost { link, .. } | Event::ArriveHop { link, .. } => self.on_arrive(link, now),
+            Event::ArriveHost { link, .. } => self.on_arrive(link, None, now),
+            Event::ArriveHop { link, next_link } => self.on_arrive(link, Some(next_link), now),
             Event::FlowStart(f) => self.on_flow_start(f, now),
             Event::AppStop(f) => {
                 if let Flow::Tcp(t) = &mut self.flows[f as usize] {
@@ -684,7 +685,9 @@ impl Simulation {
         self.trace_queue(l, now);
     }
 
-    fn on_arrive(&mut self, l: LinkId, now: SimTime) {
+    /// The head of link `l`'s pipe arrives; `next_link` is the route its event found
+    /// when it was scheduled (routes do not change during a run), to a router.
+    fn on_arrive(&mut self, l: LinkId, next_link: Option<LinkId>, now: SimTime) {
         let link = &mut self.links[l as usize];
         let (_, pkt) = link.pipe.pop_front().expect("arrival from an empty pipe");
         let to = link.to;
@@ -701,7 +704,11 @@ impl Simulation {
                 self.prefetch_link(up, Link::HOT_BYTES, prefetch);
             }
         }
-        self.forward(to, pkt, now);
+        match next_link {
+            // Looked up once per hop, when the arrival was scheduled.
+            Some(next) if next != LinkId::MAX && pkt.dst() != to => self.enqueue(next, pkt, now),
+            _ => self.forward(to, pkt, now),
+        }
     }
 
     fn on_drop(&mut self, l: LinkId, pkt: PacketRef, cause: DropCause, now: SimTime) {
