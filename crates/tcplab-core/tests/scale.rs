@@ -38,6 +38,19 @@ fn routes_of_a_100000_pair_dumbbell_are_linear() {
     assert!(secs < 10.0, "set-up took {secs} s");
 }
 
+/// Links hold nothing on the heap before their first packet: a 1,000-pair dumbbell's
+/// 4,002 links are their records alone. (Each link used to reserve a 64-entry AQM drop
+/// list, 1,280 B: 512 MB over a 100,000-pair dumbbell's 400,002 links.)
+#[test]
+fn idle_links_hold_no_buffers() {
+    let flows: Vec<_> = (0..1000).map(|i| tcp_flow(&format!("s{i}"), &format!("d{i}"), None, json!({}))).collect();
+    let sim = tcplab_core::sim::Simulation::new(&scenario(dumbbell(1000, 1_000_000_000, 10, 100, 1), flows, json!({})), 1).unwrap();
+    let per_link = sim.link_state_bytes() as f64 / 4002.0;
+    let record = std::mem::size_of::<tcplab_core::net::link::Link>() as f64;
+    eprintln!("bytes per idle link: {per_link} (record {record})");
+    assert_eq!(per_link, record);
+}
+
 /// Idle flows hold the same state whatever their receive buffer (nothing is sized
 /// by it), and little of it. Running, the state grows with what each flow had
 /// outstanding: with a 1 GB receive buffer over a ~1 Mbit/s share, a flow holds a

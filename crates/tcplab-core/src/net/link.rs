@@ -374,6 +374,15 @@ impl Link {
     }
 
     /// Bytes of control frames waiting.
+    /// Heap bytes the link holds besides its own record: the overflow of its pipe,
+    /// queue, control and MAC buffers, and its AQM drop list (nothing up front).
+    pub fn heap_bytes(&self) -> usize {
+        self.pipe.heap_bytes()
+            + self.queue.heap_bytes()
+            + self.control.heap_bytes()
+            + self.mac_buffer.heap_bytes()
+            + self.aqm_drops.capacity() * std::mem::size_of::<(QueuedPacket, DropCause)>()
+    }
     pub fn control_bytes(&self) -> u64 {
         self.control_bytes
     }

@@ -440,6 +440,12 @@ impl Simulation {
             .sum()
     }
 
+    /// Bytes of link state over all links: each `Link` record and the buffers it owns
+    /// (`Link::heap_bytes`), not counting the allocator's per-allocation overhead.
+    pub fn link_state_bytes(&self) -> usize {
+        self.links.iter().map(|l| std::mem::size_of::<Link>() + l.heap_bytes()).sum()
+    }
+
     /// Runs to the end and returns the results.
     pub fn run(mut self) -> RunResult {
         // Events at the warm-up instant itself belong to the window.

@@ -75,6 +75,13 @@ impl DropTail {
 }
 
 impl DropTail {
+    /// Heap bytes held by the FIFO's overflow buffer.
+    pub fn heap_bytes(&self) -> usize {
+        self.fifo.heap_bytes()
+    }
+}
+
+impl DropTail {
     /// Offers a packet; `in_service_bytes` is the size of the packet the link is
     /// serializing, if any. Drop-tail needs nothing else of `EnqueueCtx`, so links call
     /// this directly and build no context.

@@ -157,6 +157,17 @@ impl QueueDisc for LinkQueue {
     }
 }
 
+impl LinkQueue {
+    /// Heap bytes the queue holds: a drop-tail queue's overflow buffer, or a boxed
+    /// discipline's own record (not what that discipline allocates in turn).
+    pub fn heap_bytes(&self) -> usize {
+        match self {
+            LinkQueue::DropTail(q) => q.heap_bytes(),
+            LinkQueue::Boxed(q) => std::mem::size_of_val(&**q),
+        }
+    }
+}
+
 /// The limit of a buffer: in packets or in bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
@@ -197,6 +208,10 @@ impl Fifo {
     }
     pub fn bytes(&self) -> u64 {
         self.bytes
+    }
+    /// Heap bytes held by packets beyond the inline first one.
+    pub fn heap_bytes(&self) -> usize {
+        self.q.heap_bytes()
     }
 }
 
