@@ -102,6 +102,17 @@ pub struct Link {
     error_base: ErrorStats,
     /// Packets transmitted before the measurement window opened.
     pub tx_pkts_before_window: u64,
+    /// What only a link with a MAC or a link layer uses (`Link::layered_mut`).
+    lay: Option<Box<LayeredState>>,
+    /// Packets the queue dropped other than an arriving one (AQM head drops), kept
+    /// between calls so that dropping allocates nothing.
+    pub aqm_drops: Vec<(QueuedPacket, DropCause)>,
+}
+
+/// The state of a link with a MAC or a link layer (`sim::layered`), boxed so that plain
+/// links do not carry its 292 bytes (100 MB over a 100,000-pair dumbbell's links).
+#[derive(Default)]
+pub struct LayeredState {
     /// Transmitter time the MAC still owes the packet in service after a pause, ns.
     pub tx_left: u64,
     /// Link-layer control frames (a peer link layer's ACKs), sent before the queue.
@@ -116,9 +127,6 @@ pub struct Link {
     /// The MAC's and link layer's counts when the measurement window opened.
     mac_base: Option<MacStats>,
     ll_base: Option<LlStats>,
-    /// Packets the queue dropped other than an arriving one (AQM head drops), kept
-    /// between calls so that dropping allocates nothing.
-    pub aqm_drops: Vec<(QueuedPacket, DropCause)>,
 }
 
 impl Link {
@@ -157,16 +165,9 @@ impl Link {
             error_base: ErrorStats::default(),
             tx_pkts_before_window: 0,
             mac: None,
-            tx_left: 0,
-            control: HeadDeque::default(),
-            control_bytes: 0,
             layered: false,
             ll: None,
-            mac_buffer: Fifo::default(),
-            mac_buffer_limit: 0,
-            ack_link: id,
-            mac_base: None,
-            ll_base: None,
+            lay: None,
             // Grown on a first AQM drop and kept: nothing up front for the drop-tail
             // links that never use it (64 entries were 1.25 kB on each of 400,000 links).
             aqm_drops: Vec::new(),
@@ -191,8 +192,26 @@ impl Link {
             self.busy_since = now;
         }
         self.error_base = self.error.as_ref().map_or_else(ErrorStats::default, |e| e.stats());
-        self.mac_base = self.mac.as_ref().map(|m| m.stats());
-        self.ll_base = self.ll.as_ref().map(|l| l.stats());
+        let (mac_base, ll_base) = (self.mac.as_ref().map(|m| m.stats()), self.ll.as_ref().map(|l| l.stats()));
+        if let Some(lay) = self.lay.as_mut() {
+            (lay.mac_base, lay.ll_base) = (mac_base, ll_base);
+        }
+    }
+
+    /// The layered-link state, created (with the link itself as `ack_link`) on first
+    /// use: `sim` calls it when it gives the link a MAC or a link layer.
+    pub fn layered_mut(&mut self) -> &mut LayeredState {
+        let id = self.id;
+        self.lay.get_or_insert_with(|| Box::new(LayeredState { ack_link: id, ..Default::default() }))
+    }
+
+    /// The layered-link state, if the link has one.
+    pub fn layered_state(&self) -> Option<&LayeredState> {
+        self.lay.as_deref()
+    }
+
+    fn tx_left(&self) -> u64 {
+        self.lay.as_ref().map_or(0, |l| l.tx_left)
     }
 
     /// The error model's counts over the measurement window.
@@ -206,7 +225,7 @@ impl Link {
     /// The MAC's counts over the measurement window; `None` without a MAC.
     pub fn mac_stats(&self) -> Option<MacStats> {
         let s = self.mac.as_ref()?.stats();
-        Some(match self.mac_base {
+        Some(match self.lay.as_ref().and_then(|l| l.mac_base) {
             Some(b) => s.since(&b),
             None => s,
         })
@@ -215,7 +234,7 @@ impl Link {
     /// The link layer's counts over the measurement window; `None` without one.
     pub fn ll_stats(&self) -> Option<LlStats> {
         let s = self.ll.as_ref()?.stats();
-        Some(match self.ll_base {
+        Some(match self.lay.as_ref().and_then(|l| l.ll_base) {
             Some(b) => s.since(&b),
             None => s,
         })
@@ -240,11 +259,12 @@ impl Link {
     /// Bytes the MAC must still carry: its buffer (the queue, or with a link layer the
     /// MAC buffer), control frames, and the unsent part of the packet in service.
     pub fn mac_backlog_bytes(&self) -> u64 {
+        let (mac_buffer, control) = self.lay.as_ref().map_or((0, 0), |l| (l.mac_buffer.bytes(), l.control_bytes));
         let buffer = match &self.ll {
-            Some(_) => self.mac_buffer.bytes(),
+            Some(_) => mac_buffer,
             None => self.queue.len_bytes(),
         };
-        buffer + self.control_bytes + self.unsent_in_service_bytes()
+        buffer + control + self.unsent_in_service_bytes()
     }
 
     /// Accumulates the occupancy integral up to `now` (call before any change).
@@ -321,7 +341,7 @@ impl Link {
         match mac.transmit(now, need) {
             Gate::Done(t) => Some(t),
             Gate::Paused { sent_ns } => {
-                self.tx_left = need - sent_ns;
+                self.layered_mut().tx_left = need - sent_ns;
                 None
             }
         }
@@ -330,17 +350,19 @@ impl Link {
     /// Continues a paused transmission at a superframe boundary: `Some(done)` once the
     /// granted capacity carries the rest.
     pub fn resume_tx(&mut self, now: SimTime) -> Option<SimTime> {
-        if self.in_service.is_none() || self.tx_left == 0 {
+        let tx_left = self.tx_left();
+        if self.in_service.is_none() || tx_left == 0 {
             return None;
         }
-        let mac = self.mac.as_mut()?;
-        match mac.transmit(now, self.tx_left) {
+        let gate = self.mac.as_mut()?.transmit(now, tx_left);
+        let lay = self.layered_mut();
+        match gate {
             Gate::Done(t) => {
-                self.tx_left = 0;
+                lay.tx_left = 0;
                 Some(t)
             }
             Gate::Paused { sent_ns } => {
-                self.tx_left -= sent_ns;
+                lay.tx_left -= sent_ns;
                 None
             }
         }
@@ -348,43 +370,47 @@ impl Link {
 
     /// Whether the packet in service is waiting for MAC capacity.
     pub fn tx_paused(&self) -> bool {
-        self.in_service.is_some() && self.tx_left > 0
+        self.in_service.is_some() && self.tx_left() > 0
     }
 
     /// Bytes of the packet in service not yet serialized (all of it when unstarted).
     pub fn unsent_in_service_bytes(&self) -> u64 {
         match self.in_service {
             None => 0,
-            Some(_) if self.tx_left == 0 => 0,
-            Some(_) => (self.tx_left as u128 * self.rate.0 as u128).div_ceil(8_000_000_000) as u64,
+            Some(_) if self.tx_left() == 0 => 0,
+            Some(_) => (self.tx_left() as u128 * self.rate.0 as u128).div_ceil(8_000_000_000) as u64,
         }
     }
 
     /// Queues a control frame ahead of everything else.
     pub fn push_control(&mut self, pkt: QueuedPacket) {
-        self.control_bytes += pkt.size as u64;
-        self.control.push_back(pkt);
+        let lay = self.layered_mut();
+        lay.control_bytes += pkt.size as u64;
+        lay.control.push_back(pkt);
     }
 
     /// The next control frame, if any.
     pub fn pop_control(&mut self) -> Option<QueuedPacket> {
-        let q = self.control.pop_front()?;
-        self.control_bytes -= q.size as u64;
+        let lay = self.lay.as_mut()?;
+        let q = lay.control.pop_front()?;
+        lay.control_bytes -= q.size as u64;
         Some(q)
     }
 
-    /// Bytes of control frames waiting.
-    /// Heap bytes the link holds besides its own record: the overflow of its pipe,
-    /// queue, control and MAC buffers, and its AQM drop list (nothing up front).
+    /// Heap bytes the link holds besides its own record: the overflow of its pipe and
+    /// queue, its AQM drop list and, on a layered link, that state and its control and
+    /// MAC buffers (nothing up front on a plain link).
     pub fn heap_bytes(&self) -> usize {
         self.pipe.heap_bytes()
             + self.queue.heap_bytes()
-            + self.control.heap_bytes()
-            + self.mac_buffer.heap_bytes()
             + self.aqm_drops.capacity() * std::mem::size_of::<(QueuedPacket, DropCause)>()
+            + self.lay.as_ref().map_or(0, |l| {
+                std::mem::size_of::<LayeredState>() + l.control.heap_bytes() + l.mac_buffer.heap_bytes()
+            })
     }
+    /// Bytes of control frames waiting.
     pub fn control_bytes(&self) -> u64 {
-        self.control_bytes
+        self.lay.as_ref().map_or(0, |l| l.control_bytes)
     }
 
     /// Ends the current transmission; returns the packet.
@@ -403,7 +429,7 @@ impl Link {
     /// Busy time including a transmission in progress at `now`.
     pub fn busy_ns_at(&self, now: SimTime) -> u64 {
         match (&self.mac, self.in_service) {
-            (Some(_), Some(p)) => self.stats.busy_ns + self.rate.tx_time(p.size).0.saturating_sub(self.tx_left),
+            (Some(_), Some(p)) => self.stats.busy_ns + self.rate.tx_time(p.size).0.saturating_sub(self.tx_left()),
             _ => self.stats.busy_ns + self.in_service.map_or(0, |_| now.0 - self.busy_since.0),
         }
     }

@@ -109,9 +109,10 @@ pub(super) fn build_link_layers(sc: &Scenario, graph: &Graph, links: &mut [Link]
             flow_channel,
         });
         link.ll = Some(ll.map_err(|e| ctx(format!("link_layer: {e}")))?);
-        link.mac_buffer = Fifo::default();
-        link.mac_buffer_limit = cfg.mac_buffer();
-        link.ack_link = rev as LinkId;
+        let lay = link.layered_mut();
+        lay.mac_buffer = Fifo::default();
+        lay.mac_buffer_limit = cfg.mac_buffer();
+        lay.ack_link = rev as LinkId;
         link.layered = true;
         links[rev].layered = true;
     }
@@ -168,9 +169,10 @@ impl Simulation {
         if link.ll.is_some() {
             link.account(now);
             loop {
-                let room = link.mac_buffer_limit.saturating_sub(link.mac_buffer.bytes());
-                let next = match link.control.front() {
-                    Some(c) if c.size as u64 <= room => link.pop_control(),
+                let lay = link.layered_mut();
+                let room = lay.mac_buffer_limit.saturating_sub(lay.mac_buffer.bytes());
+                let next = match lay.control.front().map(|c| c.size as u64) {
+                    Some(size) if size <= room => link.pop_control(),
                     Some(_) => None,
                     None => link.ll.as_mut().and_then(|ll| ll.next_frame(room, now, &mut self.pool)),
                 };
@@ -178,7 +180,7 @@ impl Simulation {
                 if let Some(mac) = link.mac.as_mut() {
                     mac.on_enqueue(now, q.size);
                 }
-                link.mac_buffer.push(q);
+                link.layered_mut().mac_buffer.push(q);
             }
         }
         self.kick(l, now);
@@ -193,7 +195,7 @@ impl Simulation {
             return;
         }
         let next = if link.ll.is_some() {
-            link.mac_buffer.pop()
+            link.layered_mut().mac_buffer.pop()
         } else {
             match link.pop_control() {
                 Some(q) => Some(q),
@@ -302,7 +304,7 @@ impl Simulation {
         if !out.is_empty() {
             let (to, rev) = {
                 let link = &self.links[l as usize];
-                (link.to, link.ack_link)
+                (link.to, link.layered_state().map_or(l, |s| s.ack_link))
             };
             for i in 0..out.deliver.len() {
                 let p = self.packet_ref(out.deliver[i]);
