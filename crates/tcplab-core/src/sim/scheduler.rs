@@ -1,5 +1,6 @@
 //! The event scheduler: a 4-ary min-heap keyed by `(time, insertion sequence)`, fed
-//! by a timing wheel that holds far-off timers until their time slot comes up.
+//! by a timing wheel that holds far-off timers until their time slot comes up, and
+//! FIFO lanes for events scheduled a fixed delay after now.
 //!
 //! Events at the same instant run in the order they were scheduled (FIFO), so the
 //! run order never depends on the data structures, and a run is bit-reproducible.
@@ -24,16 +25,16 @@
 //! (`tests::pops_in_time_then_fifo_order_like_a_sort` checks this against a sort).
 //! Timers beyond the wheel's horizon (`SLOTS` slots) go straight into the heap.
 //!
-//! - **Delay lanes.** Most events are
-//!   scheduled a fixed delay after now: a transmission ends `size / rate` after it
-//!   starts, a packet arrives `delay` after it leaves. Events scheduled with the same
-//!   offset `d` from now come due in the order they were scheduled (now only grows,
-//!   and so does the sequence number), so a plain FIFO per offset holds them in
-//!   `(time, seq)` order and needs no sifting. `schedule_after` puts an event in the
-//!   lane of its offset, or in an empty lane it then claims; the heap only takes
-//!   such events when all `LANES` lanes hold other offsets. With 10,000 flows the heap held
-//!   300-1,000 arrivals on the access links, nearly all of them scheduled on the
-//!   link's fixed propagation delay; now they wait in one lane.
+//! - **Delay lanes.** Most events are scheduled a fixed delay after now: a
+//!   transmission ends `size / rate` after it starts, a packet arrives `delay` after
+//!   it leaves. Events scheduled the same offset `d` after now come due in the order
+//!   they were scheduled (now only grows, and so does the sequence number), so a
+//!   plain FIFO per offset holds them in `(time, seq)` order and needs no sifting.
+//!   `schedule_after` puts an event in the lane of its offset, or in an empty lane it
+//!   then claims; the heap only takes such events when all `LANES` lanes hold other
+//!   offsets. With 10,000 flows the heap held 300-1,000 arrivals on the access links,
+//!   nearly all scheduled on the link's fixed propagation delay; now they wait in
+//!   one lane.
 //!
 //! Exactness with lanes: a pop takes the smallest `(time, seq)` among the heap's top
 //! and the lanes' fronts, each of which is its own structure's smallest; the order is
