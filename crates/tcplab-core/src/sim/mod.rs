@@ -20,7 +20,6 @@ use crate::net::routing::Routes;
 use crate::net::topology;
 use crate::rng::RngStream;
 use crate::scenario::{default_queue, FlowSpec, Interval, Scenario};
-use crate::tcp::config::TcpConfig;
 use crate::tcp::receiver::TcpReceiver;
 use crate::tcp::sender::{Phase, RtoEvent, TcpSender};
 use crate::tcp::{Outbox, TimerKind};
@@ -59,7 +58,6 @@ struct TcpFlow {
     stop: Option<SimTime>,
     bytes: Option<u64>,
     cc_name: String,
-    cfg: TcpConfig,
     sender: TcpSender,
     receiver: TcpReceiver,
     established: Option<SimTime>,
@@ -235,8 +233,8 @@ impl Simulation {
                     let w = Window::new(cfg.iw.bytes(cfg.mss), u64::MAX, cfg.mss, cfg.byte_counting, cfg.abc_limit);
                     let cc = cc::build(&t.cc, &w).map_err(|e| format!("{ctx}.cc: {e}"))?;
                     let per_packet_ce_echo = cc.needs_ecn();
-                    let sender = TcpSender::new(cfg.clone(), cc, t.bytes, None);
                     let mut receiver = TcpReceiver::new(&cfg);
+                    let sender = TcpSender::new(cfg, cc, t.bytes, None);
                     receiver.set_per_packet_ce_echo(per_packet_ce_echo);
                     if t.bytes.is_some() {
                         unfinished += 1;
@@ -253,7 +251,6 @@ impl Simulation {
                         stop: t.stop,
                         bytes: t.bytes,
                         cc_name: t.cc.name.clone(),
-                        cfg,
                         sender,
                         receiver,
                         established: None,
@@ -759,7 +756,7 @@ impl Simulation {
     fn on_flow_start(&mut self, f: FlowId, now: SimTime) {
         match &mut self.flows[f as usize] {
             Flow::Tcp(t) => {
-                if t.cfg.cbi_ssthresh_reuse {
+                if t.sender.config().cbi_ssthresh_reuse {
                     if let Some(ss) = self.cbi_cache[t.dst as usize] {
                         t.sender.w.ssthresh = ss;
                     }
@@ -920,7 +917,7 @@ impl Simulation {
                 if arrival.finished && t.completed.is_none() {
                     t.completed = Some(now);
                     self.unfinished -= 1;
-                    if t.cfg.cbi_ssthresh_reuse && t.sender.w.ssthresh != u64::MAX {
+                    if t.sender.config().cbi_ssthresh_reuse && t.sender.w.ssthresh != u64::MAX {
                         self.cbi_cache[t.dst as usize] = Some(t.sender.w.ssthresh);
                     }
                 }

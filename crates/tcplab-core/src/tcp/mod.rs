@@ -60,28 +60,40 @@ impl Outbox {
 /// A timer that is re-armed often but scheduled lazily: at most one event is pending;
 /// when it fires early (the deadline moved later), it is re-scheduled at the new
 /// deadline. This keeps the event heap free of per-ACK timer churn.
-#[derive(Clone, Copy, Debug, Default)]
+///
+/// `NONE` (the end of time) stands for "no deadline" and "nothing pending", so a
+/// timer is 24 bytes rather than 40: a connection has five.
+#[derive(Clone, Copy, Debug)]
 pub struct LazyTimer {
-    deadline: Option<SimTime>,
-    pending_at: Option<SimTime>,
+    deadline: SimTime,
+    pending_at: SimTime,
     gen: u32,
 }
 
+impl Default for LazyTimer {
+    fn default() -> Self {
+        LazyTimer { deadline: Self::NONE, pending_at: Self::NONE, gen: 0 }
+    }
+}
+
 impl LazyTimer {
+    const NONE: SimTime = SimTime(u64::MAX);
+
     pub fn deadline(&self) -> Option<SimTime> {
-        self.deadline
+        (self.deadline != Self::NONE).then_some(self.deadline)
     }
     /// Sets the deadline; asks for an event only if none is pending early enough.
     pub fn arm(&mut self, kind: TimerKind, at: SimTime, out: &mut Outbox) {
-        self.deadline = Some(at);
-        if self.pending_at.is_none_or(|p| p > at) {
+        debug_assert!(at != Self::NONE, "a timer at the end of time");
+        self.deadline = at;
+        if self.pending_at > at {
             self.gen = self.gen.wrapping_add(1);
-            self.pending_at = Some(at);
+            self.pending_at = at;
             out.timers.push((kind, at, self.gen));
         }
     }
     pub fn cancel(&mut self) {
-        self.deadline = None;
+        self.deadline = Self::NONE;
     }
     /// Handles the event of generation `gen` at `now`: true if the timer really
     /// expired (the caller then acts), false if stale or re-scheduled.
@@ -89,15 +101,15 @@ impl LazyTimer {
         if gen != self.gen {
             return false;
         }
-        self.pending_at = None;
-        match self.deadline {
+        self.pending_at = Self::NONE;
+        match self.deadline() {
             None => false,
             Some(d) if d > now => {
                 self.arm(kind, d, out);
                 false
             }
             Some(_) => {
-                self.deadline = None;
+                self.deadline = Self::NONE;
                 true
             }
         }

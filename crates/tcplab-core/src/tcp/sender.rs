@@ -289,6 +289,10 @@ impl TcpSender {
             + self.scoreboard.as_ref().map_or(0, |sb| sb.heap_bytes())
             + self.rate.heap_bytes()
     }
+    /// The connection's resolved TCP configuration.
+    pub fn config(&self) -> &TcpConfig {
+        &self.cfg
+    }
     pub fn phase(&self) -> Phase {
         self.phase
     }
