@@ -408,6 +408,7 @@ impl Link {
                 std::mem::size_of::<LayeredState>() + l.control.heap_bytes() + l.mac_buffer.heap_bytes()
             })
     }
+
     /// Bytes of control frames waiting.
     pub fn control_bytes(&self) -> u64 {
         self.lay.as_ref().map_or(0, |l| l.control_bytes)
