@@ -72,9 +72,7 @@ impl DropTail {
             count_in_service: p.count_in_service,
         })
     }
-}
 
-impl DropTail {
     /// Heap bytes held by the FIFO's overflow buffer.
     pub fn heap_bytes(&self) -> usize {
         self.fifo.heap_bytes()
