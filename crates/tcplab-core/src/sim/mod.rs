@@ -695,7 +695,9 @@ impl Simulation {
         let (_, pkt) = link.pipe.pop_front().expect("arrival from an empty pipe");
         let to = link.to;
         if let Some(&(next, head)) = link.pipe.front() {
-            self.sched.schedule(next, arrive_event(&self.routes, l, to, head));
+            // Back to back with the one arriving now, it comes a serialization time
+            // later: the offset of this link's `TxDone` lane.
+            self.sched.schedule_after_if_lane(next - now, arrive_event(&self.routes, l, to, head));
         }
         if link.layered && matches!(self.pool.get(pkt.id).transport, Transport::Link(_)) {
             return self.on_link_frame(l, pkt, now);
