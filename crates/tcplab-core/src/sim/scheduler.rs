@@ -36,6 +36,12 @@
 //!   nearly all scheduled on the link's fixed propagation delay; now they wait in
 //!   one lane.
 //!
+//!   The next arrival from a pipe is scheduled when the one before it arrives, and
+//!   comes one serialization time later when the two left back to back: the delay of
+//!   the link's `TxDone` lane. `schedule_after_if_lane` joins that lane if it exists
+//!   and otherwise uses the heap, so gaps after idle periods claim no lane. With
+//!   10,000 flows this took pipe arrivals (7.5 M of 17.7 M events) off the heap.
+//!
 //! Exactness with lanes: a pop takes the smallest `(time, seq)` among the heap's top
 //! and the lanes' fronts, each of which is its own structure's smallest; the order is
 //! therefore exactly a single heap's (`tests::pops_in_time_then_fifo_order_like_a_sort`
@@ -435,6 +441,15 @@ mod tests {
         // Once a lane is empty another delay may claim it.
         s.schedule_after(SimDuration(7), 7);
         assert_eq!(s.heap_len(), 0);
+        // `schedule_after_if_lane` joins a lane that holds its delay and claims none.
+        s.schedule_after_if_lane(SimDuration(7), 8);
+        s.schedule_after_if_lane(SimDuration(9), 9);
+        assert_eq!((s.heap_len(), s.len()), (1, 3));
+        let order: Vec<u64> = std::iter::from_fn(|| s.pop().map(|(_, e)| e)).collect();
+        assert_eq!(order, vec![7, 8, 9]);
+        s.schedule_after_if_lane(SimDuration(7), 10); // the lane of 7 is empty but kept
+        s.schedule_after_if_lane(SimDuration(5), 11);
+        assert_eq!(s.heap_len(), 1);
     }
 
     /// Against a sort by (time, seq): random interleavings of schedules (to the heap
@@ -460,10 +475,11 @@ mod tests {
                         rng.uniform_u64(0, spread)
                     };
                     let t = s.now().0 + offset;
-                    match rng.uniform_u64(0, 2) {
+                    match rng.uniform_u64(0, 3) {
                         0 => s.schedule_timer(SimTime(t), seq),
                         1 => s.schedule(SimTime(t), seq),
-                        _ => s.schedule_after(crate::time::SimDuration(offset), seq),
+                        2 => s.schedule_after(crate::time::SimDuration(offset), seq),
+                        _ => s.schedule_after_if_lane(crate::time::SimDuration(offset), seq),
                     }
                     reference.push((t, seq));
                     seq += 1;
