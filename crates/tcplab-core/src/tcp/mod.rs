@@ -17,6 +17,46 @@ pub mod tlp;
 
 use crate::net::packet::{Ecn, TcpHeader};
 use crate::time::SimTime;
+use std::collections::VecDeque;
+
+/// `VecDeque::partition_point` (the first index where `pred` turns false; `pred` must
+/// be true for a prefix and false after it) that looks at index `guess` first.
+///
+/// The sender's per-segment records are in sequence order and nearly all one MSS
+/// long, so the index of a sequence number is guessed from its distance to the first
+/// record: the guess is then exact or one off, and the search reads two records. A
+/// binary search reads log2(n) records, one after the other, and with thousands of
+/// connections each read is a cache miss (a third of an ACK's time in a profile at
+/// 10,000 flows). A wrong guess costs a binary search of the side it missed; the
+/// result never depends on it (`tests::partition_point_from_agrees_with_the_std_one`).
+pub(crate) fn partition_point_from<T>(v: &VecDeque<T>, guess: usize, pred: impl Fn(&T) -> bool) -> usize {
+    let n = v.len();
+    if n == 0 {
+        return 0;
+    }
+    let g = guess.min(n - 1);
+    // The answer lies in [lo, hi].
+    let (mut lo, mut hi) = if pred(&v[g]) {
+        if g + 1 == n || !pred(&v[g + 1]) {
+            return g + 1;
+        }
+        (g + 2, n)
+    } else {
+        if g == 0 || pred(&v[g - 1]) {
+            return g;
+        }
+        (0, g - 1)
+    };
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if pred(&v[mid]) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
 
 /// Timers of a TCP connection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,6 +151,38 @@ impl LazyTimer {
             Some(_) => {
                 self.deadline = Self::NONE;
                 true
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::RngStream;
+
+    #[test]
+    fn partition_point_from_agrees_with_the_std_one() {
+        let mut rng = RngStream::new(5, "partition-point");
+        for _ in 0..2000 {
+            let n = rng.uniform_u64(0, 40) as usize;
+            let mut v = VecDeque::new();
+            let mut end = 0u64;
+            for _ in 0..n {
+                end += rng.uniform_u64(1, 3);
+                v.push_back(end);
+            }
+            // Deques that wrap around their buffer, too.
+            if n > 2 && rng.uniform() < 0.5 {
+                v.rotate_left(1);
+                let x = v.pop_back().unwrap();
+                v.push_front(x);
+            }
+            for key in 0..=end + 1 {
+                let want = v.partition_point(|&e| e <= key);
+                for guess in [0, n / 2, n.saturating_sub(1), n + 3, rng.uniform_u64(0, n as u64 + 1) as usize] {
+                    assert_eq!(partition_point_from(&v, guess, |&e| e <= key), want, "{v:?} key {key} guess {guess}");
+                }
             }
         }
     }

@@ -80,12 +80,21 @@ impl RateSampler {
         match self.tx.back() {
             Some(b) if b.seq >= seq => {
                 // A retransmission: refresh the record of that segment.
-                if let Ok(i) = self.tx.binary_search_by(|r| r.seq.cmp(&seq)) {
+                let i = self.index_near(seq, |r| r.seq < seq);
+                if self.tx.get(i).is_some_and(|r| r.seq == seq) {
                     self.tx[i] = TxRecord { end: self.tx[i].end.max(end), retransmitted: true, ..rec };
                 }
             }
             _ => self.tx.push_back(rec),
         }
+    }
+
+    /// The first record for which `pred` is false (`pred` true for a prefix), guessing
+    /// from `seq`'s distance to the first record that the records are as long as it
+    /// (they are one per segment, nearly all MSS-sized).
+    fn index_near(&self, seq: u64, pred: impl Fn(&TxRecord) -> bool) -> usize {
+        let guess = self.tx.front().map_or(0, |f| (seq.saturating_sub(f.seq) / (f.end - f.seq).max(1)) as usize);
+        super::partition_point_from(&self.tx, guess, pred)
     }
 
     /// The sender ran out of data with room in cwnd: mark the pipe app-limited (§3.4).
@@ -128,7 +137,7 @@ impl RateSampler {
             }
         }
         if let Some(top) = top_sack {
-            let i = self.tx.partition_point(|r| r.end < top);
+            let i = self.index_near(top.saturating_sub(1), |r| r.end < top);
             if let Some(r) = self.tx.get(i).copied() {
                 if r.seq < top && newest.is_none_or(|n| r.sent_time >= n.sent_time) {
                     newest = Some(r);

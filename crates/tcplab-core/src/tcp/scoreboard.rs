@@ -804,9 +804,11 @@ impl Scoreboard {
         }
     }
 
-    /// Index of the segment holding octet `s` (or `segs.len()` past the end).
+    /// Index of the segment holding octet `s` (or `segs.len()` past the end). The
+    /// segments are contiguous and nearly all `mss` long, which gives the guess.
     fn seg_index(&self, s: u64) -> usize {
-        self.segs.partition_point(|g| g.end() <= s)
+        let guess = self.segs.front().map_or(0, |f| (s.saturating_sub(f.seq) / self.mss.max(1) as u64) as usize);
+        super::partition_point_from(&self.segs, guess, |g| g.end() <= s)
     }
 
     // ----- internals -----
@@ -920,7 +922,7 @@ impl Scoreboard {
         if lost_hi > a {
             self.lost_bytes -= lost_hi - a;
         }
-        let mut k = self.segs.partition_point(|s| s.end() <= a);
+        let mut k = self.seg_index(a);
         while k < self.segs.len() {
             let s = &mut self.segs[k];
             if s.seq >= b {
@@ -945,7 +947,7 @@ impl Scoreboard {
 
     /// Mark the segments overlapping [a, b) retransmitted.
     fn mark_retransmitted(&mut self, a: u64, b: u64, now: SimTime) {
-        let mut k = self.segs.partition_point(|s| s.end() <= a);
+        let mut k = self.seg_index(a);
         while k < self.segs.len() {
             let s = &mut self.segs[k];
             if s.seq >= b {
@@ -1027,8 +1029,7 @@ impl Scoreboard {
 
     /// The segment holding octet `s` (una <= s < max), as (seq, len).
     fn segment_at(&self, s: u64) -> (u64, u32) {
-        let k = self.segs.partition_point(|g| g.end() <= s);
-        let g = self.segs[k];
+        let g = self.segs[self.seg_index(s)];
         (g.seq, g.len)
     }
 }
