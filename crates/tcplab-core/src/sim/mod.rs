@@ -708,6 +708,14 @@ impl Simulation {
             if let Some(&up) = self.reply_link.get(l as usize) {
                 self.prefetch_link(up, Link::HOT_BYTES, prefetch);
             }
+            // An ACK: the sender's records sit behind pointers the previous event's
+            // prefetch brought in; ask for them now, together, rather than one after
+            // the other as `on_ack` reaches them.
+            if let Some(Flow::Tcp(t)) = self.flows.get(pkt.flow as usize) {
+                if t.src == to {
+                    t.sender.prefetch_for_ack(prefetch);
+                }
+            }
         }
         match next_link {
             // Looked up once per hop, when the arrival was scheduled.

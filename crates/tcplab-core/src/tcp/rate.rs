@@ -89,6 +89,14 @@ impl RateSampler {
         }
     }
 
+    /// Asks `line` to load the first and the last transmission's records.
+    pub fn prefetch_ends(&self, line: impl Fn(*const u8)) {
+        if let (Some(f), Some(b)) = (self.tx.front(), self.tx.back()) {
+            line(f as *const TxRecord as *const u8);
+            line(b as *const TxRecord as *const u8);
+        }
+    }
+
     /// The first record for which `pred` is false (`pred` true for a prefix), guessing
     /// from `seq`'s distance to the first record that the records are as long as it
     /// (they are one per segment, nearly all MSS-sized).

@@ -804,6 +804,14 @@ impl Scoreboard {
         }
     }
 
+    /// Asks `line` to load the first and the last segment's records.
+    pub fn prefetch_ends(&self, line: impl Fn(*const u8)) {
+        if let (Some(f), Some(b)) = (self.segs.front(), self.segs.back()) {
+            line(f as *const Seg as *const u8);
+            line(b as *const Seg as *const u8);
+        }
+    }
+
     /// Index of the segment holding octet `s` (or `segs.len()` past the end). The
     /// segments are contiguous and nearly all `mss` long, which gives the guess.
     fn seg_index(&self, s: u64) -> usize {

@@ -198,6 +198,19 @@ pub struct TcpSender {
 }
 
 impl TcpSender {
+    /// Asks `line` to load what an ACK reads behind pointers: the first outstanding
+    /// segment's scoreboard and rate records, the last ones (the data the ACK
+    /// releases is recorded after them) and the congestion control's state. Reads
+    /// only this struct's own fields.
+    #[inline]
+    pub fn prefetch_for_ack(&self, line: impl Fn(*const u8)) {
+        line(&*self.cc as *const dyn CongestionControl as *const u8);
+        if let Some(sb) = &self.scoreboard {
+            sb.prefetch_ends(&line);
+        }
+        self.rate.prefetch_ends(&line);
+    }
+
     /// Offsets of the fields an ACK reads first (window, sequence numbers, counters and
     /// flags, scoreboard, rate sampler, RTT estimator and timer): the lines worth
     /// prefetching before a cold connection handles one.
