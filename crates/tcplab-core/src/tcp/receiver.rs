@@ -220,8 +220,11 @@ impl TcpReceiver {
         }
         let had_gap = !self.ooo.is_empty();
         // Parts of this segment already held out of order are duplicates (D-SACK).
+        // The held ranges are sorted and disjoint: the first that ends above `start`
+        // is the only candidate for the first overlap.
         if self.dsack {
-            if let Some(o) = self.ooo.iter().find(|o| o.start < end && start < o.end) {
+            let k = self.ooo.partition_point(|o| o.end <= start);
+            if let Some(o) = self.ooo.get(k).filter(|o| o.start < end) {
                 self.note_dsack(start.max(o.start), end.min(o.end));
             }
         }
@@ -231,15 +234,18 @@ impl TcpReceiver {
             }
             let before = self.rcv_nxt;
             self.rcv_nxt = end;
-            // Pull in buffered ranges that are now contiguous.
-            while let Some(b) = self.ooo.first().copied() {
+            // Pull in buffered ranges that are now contiguous (removed together: one
+            // shift of the list, not one per range).
+            let mut pulled = 0;
+            for b in &self.ooo {
                 if b.start > self.rcv_nxt {
                     break;
                 }
                 self.rcv_nxt = self.rcv_nxt.max(b.end);
                 self.ooo_bytes -= b.end - b.start;
-                self.ooo.remove(0);
+                pulled += 1;
             }
+            self.ooo.drain(..pulled);
             // Data bytes are [1, fin_seq); the FIN's own sequence number carries none,
             // wherever it arrived (it may have been buffered out of order).
             let data_end = |x: u64| self.fin_seq.map_or(x, |f| x.min(f));
@@ -314,14 +320,12 @@ impl TcpReceiver {
     }
 
     fn insert_ooo(&mut self, mut b: SackBlock) -> SackBlock {
-        // Merge with every overlapping or adjacent range; keep the list sorted.
-        let mut i = 0;
+        // Merge with every overlapping or adjacent range; keep the list sorted. Ranges
+        // ending before `b` starts stay as they are: skip them by binary search (with
+        // large windows and many holes the list is long, and new data lands at its end).
+        let i = self.ooo.partition_point(|o| o.end < b.start);
         while i < self.ooo.len() {
             let o = self.ooo[i];
-            if o.end < b.start {
-                i += 1;
-                continue;
-            }
             if o.start > b.end {
                 break;
             }
@@ -361,8 +365,10 @@ impl TcpReceiver {
         let ooo = &self.ooo;
         self.sack_order.retain(|o| o.end > rcv_nxt);
         for o in self.sack_order.iter_mut() {
-            // Re-read the current extent of each reported block.
-            if let Some(cur) = ooo.iter().find(|c| c.start <= o.start && o.start < c.end) {
+            // Re-read the current extent of each reported block: the held range (sorted,
+            // disjoint) that contains its start, if any.
+            let k = ooo.partition_point(|c| c.end <= o.start);
+            if let Some(cur) = ooo.get(k).filter(|c| c.start <= o.start) {
                 *o = *cur;
             }
         }
