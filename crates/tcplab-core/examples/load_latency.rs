@@ -2,7 +2,8 @@
 //! load from a working set of each size (default 1, 4, 16, 64, 256 MB): a pointer
 //! chase through one random cycle over 64-byte cells, so every load waits for the
 //! previous one and neither the hardware prefetcher nor out-of-order execution can
-//! overlap them (the method of lmbench's `lat_mem_rd` with a random stride).
+//! overlap them (memory latency as lmbench's `lat_mem_rd` measures it, with a random
+//! order of cells instead of a fixed stride).
 //!
 //! It is the yardstick for the event loop at scale: with 10,000 flows the simulation's
 //! state (about 200 MB) does not fit in any cache level a core owns, and an event

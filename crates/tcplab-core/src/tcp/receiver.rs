@@ -610,10 +610,11 @@ mod tests {
         assert_eq!(got, [(3001, true), (4001, false)]);
     }
 
-    /// Random arrivals (reordered, duplicated, overlapping) against a byte map: the
-    /// held ranges stay sorted, disjoint and apart, hold exactly the bytes received
-    /// above rcv_nxt, and each ACK's SACK blocks are held ranges, the first one holding
-    /// the segment that triggered it (RFC 2018 §4), the rest the most recent others.
+    /// Random arrivals (reordered, duplicated, overlapping) against a byte map: rcv_nxt
+    /// is the first byte not received, the held ranges are exactly the maximal runs of
+    /// bytes received above it (so sorted, disjoint and apart) and add up to the
+    /// buffered count, and each ACK's SACK blocks (after a D-SACK block, if any) are
+    /// held ranges, the first holding the segment that triggered it (RFC 2018 §4).
     #[test]
     fn out_of_order_ranges_match_a_byte_map() {
         let mut rng = crate::rng::RngStream::new(11, "receiver-ooo");
