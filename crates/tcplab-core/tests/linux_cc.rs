@@ -110,7 +110,6 @@ fn a_reduction_restarts_the_growth_count() {
     assert_eq!(count_after_loss(true), (6 * MSS, 0));
 }
 
-
 #[test]
 fn bbr_conserves_the_pipe_not_flight_size_in_start_up_recovery() {
     // One BBR flow, 10 Mbit/s, 20 ms, 50-packet drop-tail, 3 s, no random loss: the

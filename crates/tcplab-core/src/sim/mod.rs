@@ -718,8 +718,12 @@ impl Simulation {
             }
         }
         match next_link {
-            // Looked up once per hop, when the arrival was scheduled.
-            Some(next) if next != LinkId::MAX && pkt.dst() != to => self.enqueue(next, pkt, now),
+            // Looked up once per hop, when the arrival was scheduled (`arrive_event`
+            // makes an `ArriveHop` only for a packet not yet at its destination).
+            Some(next) if next != LinkId::MAX => {
+                debug_assert_ne!(pkt.dst(), to, "a router arrival at the destination");
+                self.enqueue(next, pkt, now)
+            }
             _ => self.forward(to, pkt, now),
         }
     }

@@ -153,19 +153,13 @@ impl<E: Copy> Scheduler<E> {
     /// (with 10,000 flows, arrivals queued behind others in a pipe took 6 of 8 lanes
     /// and sent 37% of events to the heap when every event was offered a lane).
     pub fn schedule_after(&mut self, delay: crate::time::SimDuration, event: E) {
+        let lane = self.lane_of(delay.0).or_else(|| {
+            let free = self.lane_front.iter().position(|&k| k == EMPTY)?;
+            self.lane_offset[free] = delay.0;
+            Some(free)
+        });
         let e = self.entry(self.now + delay, event);
-        let offset = delay.0;
-        let lane = match self.lane_offset.iter().position(|&o| o == offset) {
-            Some(i) => i,
-            None => match self.lane_front.iter().position(|&k| k == EMPTY) {
-                Some(i) => {
-                    self.lane_offset[i] = offset;
-                    i
-                }
-                None => return self.push_heap(e),
-            },
-        };
-        self.push_lane(lane, e);
+        self.push_to(lane, e);
     }
 
     /// Schedules `event` `delay` after now in the lane that already holds that delay,
@@ -175,8 +169,21 @@ impl<E: Copy> Scheduler<E> {
     /// lane of the link's `TxDone` events), and after any gap otherwise, which should
     /// not hold a lane until it comes due.
     pub fn schedule_after_if_lane(&mut self, delay: crate::time::SimDuration, event: E) {
+        let lane = self.lane_of(delay.0);
         let e = self.entry(self.now + delay, event);
-        match self.lane_offset.iter().position(|&o| o == delay.0) {
+        self.push_to(lane, e);
+    }
+
+    /// The lane that holds events scheduled `offset` ns after their time.
+    #[inline(always)]
+    fn lane_of(&self, offset: u64) -> Option<usize> {
+        self.lane_offset.iter().position(|&o| o == offset)
+    }
+
+    /// Puts `e` in `lane`, or in the heap if there is none.
+    #[inline(always)]
+    fn push_to(&mut self, lane: Option<usize>, e: Entry<E>) {
+        match lane {
             Some(lane) => self.push_lane(lane, e),
             None => self.push_heap(e),
         }

@@ -27,8 +27,9 @@ use std::collections::VecDeque;
 /// record: the guess is then exact or one off, and the search reads two records. A
 /// binary search reads log2(n) records, one after the other, and with thousands of
 /// connections each read is a cache miss (the rate sampler's search was a quarter of
-/// `TcpSender::on_ack`'s samples in a profile at 10,000 flows). A wrong guess costs a binary search of the side it missed; the
-/// result never depends on it (`tests::partition_point_from_agrees_with_the_std_one`).
+/// `TcpSender::on_ack`'s samples in a profile at 10,000 flows). A wrong guess costs a
+/// binary search of the side it missed; the result never depends on it
+/// (`tests::partition_point_from_agrees_with_the_std_one`).
 pub(crate) fn partition_point_from<T>(v: &VecDeque<T>, guess: usize, pred: impl Fn(&T) -> bool) -> usize {
     let n = v.len();
     if n == 0 {
