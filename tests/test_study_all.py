@@ -61,7 +61,7 @@ def test_every_registered_study_appears_in_the_aggregate_and_the_dashboard(suite
     fnd.validate(own)
     entry = next(s for s in doc["studies"] if s["study"] == RUN)
     assert [f["id"] for f in entry["findings"]] == [f["id"] for f in own["findings"]]
-    assert [f["held"] for f in entry["findings"]] == [f["held"] for f in own["findings"]]
+    assert [f["verdict"] for f in entry["findings"]] == [f["verdict"] for f in own["findings"]]
     assert [f["statistic"] for f in entry["findings"]] == [f["statistic"] for f in own["findings"]]
     report = (out / RUN / "report.html").read_text()
     for f in entry["findings"]:
@@ -70,11 +70,13 @@ def test_every_registered_study_appears_in_the_aggregate_and_the_dashboard(suite
         assert f"href='{f['link']}'" in index
         assert f"{RUN}/{f['id']}" == f["key"]
     t = doc["totals"]
-    assert t["findings"] == len(own["findings"]) == t["held"] + t["not_reproduced"] + t["not_testable"]
-    assert t["checked"] == sum(f["evaluated"] for f in own["findings"])
+    seeds_own = [f for f in own["findings"] if not f.get("extension")]
+    assert t["findings"] == len(seeds_own) == sum(t[k] for k in ("held", "contradicted", "inconclusive",
+                                                                  "not_testable", "not_run"))
+    assert t["checked"] == sum(f["evaluated"] for f in seeds_own)
     assert entry["tasks_run"] > 0 and entry["wall_s"] > 0 and entry["failed_tasks"] == 0
     assert 0 < entry["timings"]["simulate_s"] <= entry["timings"]["total_s"]
-    assert f"all: {t['checked']} findings checked, {t['held']} held" in printed
+    assert f"all: {t['findings']} seed findings: {t['held']} held, {t['contradicted']} contradicted" in printed
     assert f"dashboard: {(out / 'index.html').resolve()}" in printed
     # Self-contained: no remote resource, and the only image is embedded.
     assert not re.search(r"(src|href)=['\"](https?:)?//", index)
@@ -96,8 +98,9 @@ def test_an_emulated_subset_is_shown_beside_the_simulation(suite_dir: tuple[Path
     copy = tmp_path / "res"
     shutil.copytree(out, copy)
     own = json.loads((copy / RUN / "findings.json").read_text())
-    emu_finding = dict(own["findings"][0], held=not own["findings"][0]["held"])
-    emu_finding["checks"] = [dict(c, held=emu_finding["held"]) for c in emu_finding["checks"]]
+    flipped = fnd.CONTRADICTED if own["findings"][0]["verdict"] != fnd.CONTRADICTED else fnd.HELD
+    emu_finding = dict(own["findings"][0], verdict=flipped)
+    emu_finding["checks"] = [dict(c, verdict=flipped) for c in emu_finding["checks"]]
     own["emulation"] = {"scope": "reduced grid in real time", "findings": [emu_finding],
                         "differences": [{"metric": "elapsed_s", "unit": "s", "simulated": 1.0, "emulated": 1.25,
                                          "difference": 0.25}]}
@@ -106,7 +109,7 @@ def test_an_emulated_subset_is_shown_beside_the_simulation(suite_dir: tuple[Path
     suite.validate(doc)
     emu = next(s for s in doc["studies"] if s["study"] == RUN)["emulation"]
     assert emu["status"] == "run" and emu["source"] == f"{RUN}/findings.json#emulation"
-    assert emu["findings"][0]["verdict"] == suite.VERDICTS[emu_finding["held"]]
+    assert emu["findings"][0]["verdict"] == flipped
     index = dashboard.render(copy, doc)
     assert "Emulated subset (real Linux TCP)" in index and "reduced grid in real time" in index
     assert "<td class='l'>1.25</td>" in index and "<td class='l'>elapsed_s</td>" in index
@@ -137,16 +140,13 @@ def test_two_aggregates_are_compared_finding_by_finding(suite_dir: tuple[Path, s
     new = json.loads(json.dumps(old))
     f = next(s for s in new["studies"] if s["study"] == RUN)["findings"][0]
     before = f["verdict"]
-    f["held"] = not f["held"]
-    f["verdict"] = suite.VERDICTS[f["held"]]
+    f["verdict"] = fnd.CONTRADICTED if before != fnd.CONTRADICTED else fnd.HELD
     assert suite.diff(old, new) == [f"{f['key']} changed from {before} to {f['verdict']}"]
     assert suite.diff(old, old) == []
     with pytest.raises(ValueError, match="totals"):
         suite.validate(new)
     # From a shell: the same lines, exit 1 on a change, 0 without.
-    t = new["totals"]
-    t["held"], t["not_reproduced"] = (t["held"] + 1, t["not_reproduced"] - 1) if f["held"] else \
-        (t["held"] - 1, t["not_reproduced"] + 1)
+    new["totals"] = suite._totals(new["studies"])
     suite.validate(new)
     (tmp_path / "new.json").write_text(json.dumps(new))
     assert suite.main([str(out / "findings.json"), str(tmp_path / "new.json")]) == 1

@@ -99,22 +99,23 @@ def test_paired_interval_by_hand() -> None:
     assert rel["value"] == pytest.approx(0.1) and rel["configs"] == 1
     # A variant missing from the scope: nothing to pair.
     _, none, per = F.paired(pd.DataFrame(rows), "m", "v", "test", "nope", {}, relative=False, unit=["cfg", "v", "rep"])
-    assert none["n"] == 0 and per == [] and not F.above(none) and not F.below(none)
+    assert none["n"] == 0 and per == [] and F.Directional("above").decide(none) == F.INCONCLUSIVE
 
 
 def test_findings_document_format_is_checked() -> None:
     est = {"value": 0.2, "ci": [0.1, 0.3], "n": 4}
-    ok = F.check("X1a", "claim", "criterion", "stat", "s", est, True, [{"cfg": "a", "value": np.float64("nan"),
-                                                                     "ci": [np.nan, 1.0], "n": np.int64(3)}])
-    assert ok["per_config"] == [{"cfg": "a", "value": None, "ci": [None, 1.0], "n": 3}]
-    no = F.check("X1b", "claim", "criterion", "stat", "s", est, False)
+    ok = F.check("X1a", "claim", F.Directional("above"), "stat", "s", est, [{"cfg": "a", "value": np.float64("nan"),
+                                                                           "ci": [np.nan, 1.0], "n": np.int64(3)}])
+    assert ok["per_config"] == [{"cfg": "a", "value": None, "ci": [None, 1.0], "n": 3, "exact": False,
+                                 "verdict": "inconclusive"}]
+    no = F.check("X1b", "claim", F.Directional("below"), "stat", "s", est)
     doc = F.document("t", "seed", {}, 4, ["l"], F.METHOD, [F.finding("X1", "c", [ok, no]), F.finding("X2", "d", [])])
     F.validate(doc)
-    assert [f["held"] for f in doc["findings"]] == [False, None]
+    assert [f["verdict"] for f in doc["findings"]] == ["contradicted", "not run"]
     json.dumps(doc, allow_nan=False)  # strict JSON: no NaN anywhere
     broken = json.loads(json.dumps(doc))
-    broken["findings"][0]["held"] = True
-    with pytest.raises(ValueError, match="held must be true exactly when every check holds"):
+    broken["findings"][0]["verdict"] = "held"
+    with pytest.raises(ValueError, match="not the combination of its checks' verdicts"):
         F.validate(broken)
     broken = json.loads(json.dumps(doc))
     broken["findings"][0]["checks"][0]["statistic"]["value"] = 0.5

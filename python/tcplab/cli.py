@@ -587,7 +587,8 @@ def _cmd_study_all(args: argparse.Namespace) -> int:
         if s["status"] == "not run":
             print(f"{s['study']} (seed {s['seed']}): not run")
             continue
-        counts = {v: sum(1 for f in s["findings"] if f["verdict"] == v) for v in suite.VERDICTS.values()}
+        counts = {v: sum(1 for f in s["findings"] if f["verdict"] == v and not f.get("extension"))
+                  for v in suite.VERDICTS}
         wall = "-" if s["wall_s"] is None else f"{s['wall_s']:.1f} s"
         print(f"{s['study']} (seed {s['seed']}): {s['status']}; {len(s['findings'])} findings: "
               + ", ".join(f"{n} {v}" for v, n in counts.items()) + f"; {wall} wall")
@@ -596,8 +597,10 @@ def _cmd_study_all(args: argparse.Namespace) -> int:
         if s["emulation"].get("error"):
             _err(f"{s['study']}, emulated subset: {s['emulation']['error']}")
     t = res.findings["totals"]
-    print(f"all: {t['checked']} findings checked, {t['held']} held, {t['not_reproduced']} not reproduced, "
-          f"{t['not_testable']} not testable here; {res.wall_s:.1f} s wall")
+    print(f"all: {t['findings']} seed findings: {t['held']} held, {t['contradicted']} contradicted, "
+          f"{t['inconclusive']} inconclusive, {t['not_testable']} not testable here, {t['not_run']} not run; "
+          f"{t['result_sentences']} seed result sentences: {t['sentences_checked']} checked, "
+          f"{t['sentences_not_testable']} not testable, {t['sentences_setup']} set-up; {res.wall_s:.1f} s wall")
     print(f"findings: {out / 'findings.json'}")
     print(f"dashboard: {res.index.resolve()}")
     failed = [s for s in res.findings["studies"]
@@ -674,11 +677,16 @@ def _cmd_study(args: argparse.Namespace) -> int:
         _err(f"{study.name}: {e}")
         return EXIT_RUN_FAILED
     for f in result.findings["findings"]:
-        verdict = {True: "held", False: "NOT reproduced", None: "not evaluated"}[f["held"]]
         st = f["statistic"]
-        stat = "" if not f["evaluated"] else (f": {st['name']} = {_fmt(st['value'])} "
-                                              f"[{_fmt(st['ci'][0])}, {_fmt(st['ci'][1])}], n = {st['n_replications']}")
-        print(f"{f['id']} {verdict}: {f['claim']}{stat}")
+        interval = ("exact" if st.get("exact") else f"[{_fmt(st['ci'][0])}, {_fmt(st['ci'][1])}]")
+        stat = "" if not f["evaluated"] else (f": {st['name']} = {_fmt(st['value'])} {interval}, "
+                                              f"n = {st['n_replications']}")
+        ext = " (extension)" if f.get("extension") else ""
+        print(f"{f['id']} {f['verdict']}{ext}: {f['claim']}{stat}")
+    if result.findings.get("ledger"):
+        from tcplab.studies.ledger import coverage_text
+
+        print(f"claims ledger: {coverage_text(result.findings['ledger']['coverage'])}")
     t = result.timings
     print(f"{result.ran} task(s) run, {result.skipped} resumed; simulation {t.get('simulate_s')} s, "
           f"total {t.get('total_s')} s wall")

@@ -10,14 +10,17 @@ Layout:
 
 1. title and provenance (tcplab version, git revision, time, preset, replication
    scale, total wall time);
-2. the totals: findings checked, held, not reproduced, not testable here; then one
+2. the totals: the seeds' findings by verdict (held, contradicted, inconclusive, not
+   testable here) and the ledgers' coverage of the seeds' result sentences; then one
    row per study with its counts, wall time and tasks run / resumed;
 3. one section per study (registry order): seed and name, the citation, the set-up in
    one line and what this run used (replications, links), one thumbnail figure (the
    study's :attr:`~tcplab.studies.Study.thumbnail`, else the first figure of its
    report), and a table of its findings: id (linked to the finding's section of the
-   report), claim, verdict, headline statistic with its confidence interval; then its
-   emulated subset (verdicts and sim-vs-kernel differences) or "emulation not run".
+   report), claim, verdict, the full-size reference run's verdict beside it, headline
+   statistic with its confidence interval; the ledger's coverage line and the result
+   sentences it cannot test, with the reasons; then its emulated subset (verdicts and
+   sim-vs-kernel differences) or "emulation not run".
 
 Example:
     >>> stat_line({"name": "rel. change of T", "unit": "", "value": -0.1234, "ci": [-0.2, -0.05],
@@ -46,7 +49,8 @@ body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:80em;color:#22
 h1{font-size:1.5em;margin-bottom:.2em}h2{font-size:1.2em;margin-top:1.8em;border-bottom:1px solid #ddd}
 table{border-collapse:collapse;font-size:.85em;margin:.5em 0}td,th{border:1px solid #ccc;padding:.2em .5em;
 text-align:right;vertical-align:top}th{background:#f4f4f4}td.l,th.l{text-align:left}
-.held{color:#0a0;font-weight:bold}.not{color:#c00;font-weight:bold}.na{color:#888}
+.held{color:#0a0;font-weight:bold}.contra{color:#c00;font-weight:bold}.inconc{color:#4a6fa5;font-weight:bold}
+.na{color:#888}
 .small{font-size:.85em;color:#444}.cite{font-style:italic}
 .seed{display:flex;gap:1.5em;align-items:flex-start;flex-wrap:wrap}.seed .text{flex:1 1 38em;min-width:28em}
 .seed figure{margin:0;flex:0 0 auto;width:min(100%,480px)}.seed img{width:100%;border:1px solid #ddd}
@@ -68,9 +72,10 @@ def stat_line(st: dict[str, Any] | None) -> str:
             f"{round(level * 100)}% CI [{fmt(lo)}, {fmt(hi)}], n = {st.get('n_replications')}")
 
 
-def _verdict(v: str) -> str:
-    cls = {"held": "held", "not reproduced": "not"}.get(v, "na")
-    return f"<span class='{cls}'>{html.escape(v)}</span>"
+def _verdict(v: str | None) -> str:
+    from tcplab.studies.reporting import verdict
+
+    return verdict(v)
 
 
 def _first_report_figure(report: Path) -> str | None:
@@ -106,16 +111,35 @@ def thumbnail_png(study_dir: Path, stem: str = "") -> tuple[bytes, str] | None:
     return buf.getvalue(), f"figures/{path.name}"
 
 
-def _findings_table(findings: list[dict[str, Any]]) -> str:
+def _findings_table(findings: list[dict[str, Any]], reference: bool = True) -> str:
     rows = []
     for f in findings:
         ident = html.escape(f["id"])
         link = f"<a href='{html.escape(f['link'])}'>{ident}</a>" if f.get("link") else ident
-        rows.append(f"<tr><td class='l'>{link}</td><td class='l'>{html.escape(f['claim'])}</td>"
-                    f"<td class='l'>{_verdict(f['verdict'])}</td>"
+        tag = " <span class='small'>(extension: tcplab's, not the seed's)</span>" if f.get("extension") else ""
+        readings = "".join(f"<br><span class='small'>{html.escape(r)}: {_verdict(v)}</span>"
+                           for r, v in (f.get("readings") or {}).items())
+        ref = f"<td class='l'>{_verdict(f.get('reference_verdict')) if f.get('reference_verdict') else '–'}</td>" \
+            if reference else ""
+        rows.append(f"<tr><td class='l'>{link}</td><td class='l'>{html.escape(f['claim'])}{tag}</td>"
+                    f"<td class='l'>{_verdict(f['verdict'])}{readings}</td>{ref}"
                     f"<td class='l'>{stat_line(f['statistic']) if f['evaluated'] else '–'}</td></tr>")
-    return ("<table><thead><tr><th class='l'>id</th><th class='l'>finding</th><th class='l'>verdict</th>"
-            "<th class='l'>headline statistic</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
+    ref_head = "<th class='l'>full-size reference</th>" if reference else ""
+    return ("<table><thead><tr><th class='l'>id</th><th class='l'>finding</th><th class='l'>verdict (this run)</th>"
+            f"{ref_head}<th class='l'>headline statistic</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
+
+
+def _coverage_html(s: dict[str, Any]) -> str:
+    """The ledger's coverage line and the result sentences it cannot test, with the reasons."""
+    from tcplab.studies.ledger import coverage_text
+
+    cov = s.get("coverage")
+    if not cov:
+        return "<p class='small'>No claims ledger.</p>"
+    items = "".join(f"<li>“{html.escape(x['text'])}”: {html.escape(x['reason'])}</li>" for x in s.get("not_testable") or [])
+    return (f"<p><b>Claims ledger:</b> {html.escape(coverage_text(cov))}.</p>"
+            + (f"<details><summary>not testable here ({len(s.get('not_testable') or [])})</summary><ul class='small'>"
+               f"{items}</ul></details>" if items else ""))
 
 
 def _differences_table(rows: list[dict[str, Any]]) -> str:
@@ -143,14 +167,14 @@ def _emulation_html(s: dict[str, Any]) -> str:
     parts = [f"<h3>Emulated subset (real Linux TCP)</h3><p class='small'>{html.escape(emu.get('scope') or '')} "
              f"Source: <code>{html.escape(emu.get('source') or '')}</code>.</p>"]
     if emu.get("findings"):
-        parts.append(_findings_table(emu["findings"]))
+        parts.append(_findings_table(emu["findings"], reference=False))
     if emu.get("differences"):
         parts.append("<p class='small'>Simulation vs kernel:</p>" + _differences_table(emu["differences"]))
     return "\n".join(parts)
 
 
-def _count(s: dict[str, Any], held: Any) -> int:
-    return sum(1 for f in s["findings"] if f["held"] is held)
+def _count(s: dict[str, Any], verdict: str) -> int:
+    return sum(1 for f in s["findings"] if f["verdict"] == verdict and not f.get("extension"))
 
 
 def _wall(v: Any) -> str:
@@ -188,7 +212,7 @@ def _study_html(out: Path, s: dict[str, Any], thumbnail: str) -> str:
         head.append(f"<p class='failed'>The study failed: {html.escape(str(s.get('error') or 'no findings.json'))}</p>")
     elif s["status"] == "not run":
         head.append(f"<p class='small'>Not run here (<code>tcplab study {name}</code> runs it).</p>")
-    body = _findings_table(s["findings"]) if s["findings"] else ""
+    body = (_findings_table(s["findings"]) if s["findings"] else "") + _coverage_html(s)
     thumb = ""
     study_dir = out / s["study"]
     t = thumbnail_png(study_dir, thumbnail)
@@ -212,39 +236,52 @@ def render(out: str | Path, doc: dict[str, Any]) -> str:
             f"{html.escape(str(doc.get('git_revision') or '?')[:12])}; generated {html.escape(str(doc.get('generated')))}; "
             f"preset {html.escape(str(doc.get('preset') or 'none (study defaults)'))}; replications × "
             f"{doc.get('reps_scale')}; total {_wall(doc.get('wall_s'))} wall.")
-    totals = ("<table class='totals'><tr><th>studies</th><th>findings checked</th><th>held</th>"
-              "<th>not reproduced</th><th>not testable here</th></tr>"
-              f"<tr><td class='big'>{t['studies']}</td><td class='big'>{t['checked']}</td>"
-              f"<td class='big held'>{t['held']}</td><td class='big not'>{t['not_reproduced']}</td>"
-              f"<td class='big na'>{t['not_testable']}</td></tr></table>")
+    totals = ("<table class='totals'><tr><th>studies</th><th>seed findings</th><th>held</th><th>contradicted</th>"
+              "<th>inconclusive (not enough data)</th><th>not testable here</th><th>not run</th>"
+              "<th>seed result sentences</th></tr>"
+              f"<tr><td class='big'>{t['studies']}</td><td class='big'>{t['findings']}</td>"
+              f"<td class='big held'>{t['held']}</td><td class='big contra'>{t['contradicted']}</td>"
+              f"<td class='big inconc'>{t['inconclusive']}</td><td class='big na'>{t['not_testable']}</td>"
+              f"<td class='big na'>{t['not_run']}</td>"
+              f"<td class='l'>{t['result_sentences']}: {t['sentences_checked']} checked, "
+              f"{t['sentences_not_testable']} not testable, {t['sentences_setup']} set-up</td></tr></table>")
+    ref = doc.get("reference")
+    ref_line = ("<p class='small'>Full-size reference verdicts (beside each finding) come from "
+                f"<code>{html.escape(str(ref['path']))}</code>, git {html.escape(str(ref.get('git_revision') or '?')[:12])}, "
+                f"generated {html.escape(str(ref.get('generated')))}.</p>" if ref else
+                "<p class='small'>No full-size reference run is recorded.</p>")
     rows = []
     for s in doc["studies"]:
         name = html.escape(s["study"])
         emu = "run" if (s.get("emulation") or {}).get("status") == "run" else "not run"
         rows.append(f"<tr><td class='l'><a href='#study-{name}'>{name}</a></td><td>{html.escape(s['seed'])}</td>"
-                    f"<td class='l'>{html.escape(s['status'])}</td><td>{len(s['findings'])}</td>"
-                    f"<td>{_count(s, True)}</td><td>{_count(s, False)}</td><td>{_count(s, None)}</td>"
+                    f"<td class='l'>{html.escape(s['status'])}</td>"
+                    f"<td>{sum(not f.get('extension') for f in s['findings'])}</td>"
+                    f"<td>{_count(s, 'held')}</td><td>{_count(s, 'contradicted')}</td><td>{_count(s, 'inconclusive')}</td>"
+                    f"<td>{_count(s, 'not testable here')}</td>"
                     f"<td>{_wall(s.get('wall_s'))}</td><td>{_phases(s.get('timings') or {})}</td>"
                     f"<td>{_or_dash(s.get('tasks_run'))} / {_or_dash(s.get('tasks_resumed'))}</td>"
                     f"<td class='l'>{emu}</td></tr>")
     per_study = ("<table><thead><tr><th class='l'>study</th><th>seed</th><th class='l'>status</th><th>findings</th>"
-                 "<th>held</th><th>not reproduced</th><th>not testable here</th><th>wall time</th>"
+                 "<th>held</th><th>contradicted</th><th>inconclusive</th><th>not testable here</th><th>wall time</th>"
                  "<th>simulation / figures</th>"
                  "<th>tasks run / resumed</th><th class='l'>emulation</th></tr></thead><tbody>"
                  + "".join(rows) + "</tbody></table>")
     thumbs = {s.name: s.thumbnail for s in studies.STUDIES.values()}
     sections = [_study_html(out, s, thumbs.get(s["study"], "")) for s in doc["studies"]]
-    title = f"tcplab study all: {t['studies']} seed studies, {t['checked']} findings checked"
+    title = f"tcplab study all: {t['studies']} seed studies, {t['findings']} seed findings"
     return "\n".join([
         f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
         f"<style>{_CSS}</style></head><body>",
         f"<h1>{html.escape(title)}</h1><p class='small'>{prov} Aggregate: <a href='findings.json'>findings.json</a> "
         "(one schema for every study; compare two releases finding by finding).</p>",
-        "<h2 id='totals'>Totals</h2>", totals, per_study,
-        "<p class='small'>A finding is <span class='held'>held</span> when every one of its checks holds (its confidence "
-        "interval lies on the claimed side), <span class='not'>not reproduced</span> when one does not, and "
-        "<span class='na'>not testable here</span> when its configurations were not run at this size. Each id links to "
-        "the section of the study's report that explains it.</p>",
+        "<h2 id='totals'>Totals</h2>", totals, ref_line, per_study,
+        f"<p class='small'>A check is {_verdict('held')} when its confidence interval lies on the claimed side (or inside "
+        f"the equivalence margin stated with a \u201cno effect\u201d claim), {_verdict('contradicted')} when it lies on "
+        f"the other side (or outside the margin), and {_verdict('inconclusive')} when the run was too small to tell: "
+        "the report gives the replications that would settle it. A finding is contradicted if any of its checks is and "
+        "held if all hold. Extensions are tcplab's own checks and are not counted. Each id links to the section of the "
+        "study's report that explains it.</p>",
         *sections, "</body></html>"])
 
 

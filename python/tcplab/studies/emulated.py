@@ -31,8 +31,8 @@ Example:
     >>> c[["cfg", "sim", "kernel", "difference", "relative"]].round(3).values.tolist()
     [['a', 1.0, 1.05, 0.05, 0.05], ['b', 2.0, 2.2, 0.2, 0.1]]
     >>> f = agreement_findings(c, [m])
-    >>> round(f[0]["checks"][0]["statistic"]["value"], 6), f[0]["checks"][0]["held"]   # mean of 5% and 10%; CI too wide
-    (0.075, False)
+    >>> round(f[0]["checks"][0]["statistic"]["value"], 6), f[0]["checks"][0]["verdict"]   # mean of 5% and 10%; CI too wide
+    (0.075, 'inconclusive')
 """
 
 from __future__ import annotations
@@ -161,8 +161,10 @@ def agreement_findings(comp: pd.DataFrame, metrics: Sequence[Metric], fid: str =
 
     Statistic: the mean over configurations (and replications) of the kernel's
     difference from the simulator (relative or absolute, per :class:`Metric`), with a
-    Student-t interval over them; held when the whole interval lies within
-    ± the metric's tolerance (so at least 2 configurations are needed). A finite
+    Student-t interval over them, judged as an equivalence claim
+    (:class:`tcplab.studies.findings.Equivalent`) with the metric's tolerance as its
+    margin: held when the whole interval lies within ± the tolerance, contradicted
+    when it lies wholly outside, inconclusive otherwise. A finite
     difference is required: runs where either side is infinite or undefined are left
     out and counted (``left_out``).
     """
@@ -173,19 +175,17 @@ def agreement_findings(comp: pd.DataFrame, metrics: Sequence[Metric], fid: str =
         vals = part[col].to_numpy(dtype=float)
         ok = np.isfinite(vals)
         est = F.estimate(vals[ok]) if ok.sum() else {"value": math.nan, "ci": [math.nan, math.nan], "n": 0}
-        lo, hi = est["ci"]
-        held = bool(est["n"] >= 2 and math.isfinite(lo) and math.isfinite(hi) and -m.tolerance <= lo and hi <= m.tolerance)
         unit = "fraction" if m.relative else m.unit
         what = "(kernel - sim) / sim" if m.relative else "kernel - sim"
         per = [{k: r[k] for k in part.columns if k not in ("metric", "label", "unit", "generation")}
                | {"value": r[col], "ci": [math.nan, math.nan], "n": 1} for _, r in part.iterrows()]
         checks.append(F.check(
             f"{fid}{chr(ord('a') + i - 1)}", f"The simulator reproduces the kernel's {m.label} within ±{m.tolerance:g} {unit}",
-            f"{what} of the {m.label} per configuration and replication, on the same scenario and core seed; mean with "
-            f"a 95% Student-t interval over them; held if the interval lies within ±{m.tolerance:g} {unit}",
-            f"mean {what}, {m.label}", unit, est, held, per, left_out=int((~ok).sum())))
+            F.Equivalent(m.tolerance), f"mean {what}, {m.label}", unit, est, per,
+            scope=f"{what} of the {m.label} per configuration and replication, on the same scenario and core seed",
+            left_out=int((~ok).sum())))
     return [F.finding(fid, "The simulator reproduces real Linux TCP on the same emulated network (same models, same "
-                           "draws), metric by metric", checks, not_evaluated="not evaluated: nothing was emulated")]
+                           "draws), metric by metric", checks, not_run="not evaluated: nothing was emulated")]
 
 
 def comparison_html(comp: pd.DataFrame, config: Sequence[str], metrics: Sequence[Metric]) -> str:

@@ -74,7 +74,7 @@ import pandas as pd
 from tcplab.executor import Progress, check_scheduler, dispatch
 
 __all__ = ["BlockTask", "TaskStore", "execute", "task_key", "check_scheduler", "Progress", "StudyDefinition",
-           "StudyResult", "run_study", "collect", "task_frame", "write_table", "write_json", "git_revision", "now"]
+           "StudyResult", "run_study", "attach_ledger", "collect", "task_frame", "write_table", "write_json", "git_revision", "now"]
 
 #: A block function: task spec in, ``{table name: {column: values}}`` out.
 BlockFn = Callable[[dict[str, Any]], dict[str, Any]]
@@ -319,6 +319,14 @@ def collect(definition: StudyDefinition, store: TaskStore, tasks: list[BlockTask
     return out
 
 
+def attach_ledger(study: str, findings: dict[str, Any]) -> None:
+    """Adds the study's claims ledger (:mod:`tcplab.studies.ledger`), when it has one, to its findings document."""
+    from tcplab.studies import ledger
+
+    if ledger.ledger_path(study).is_file():
+        findings["ledger"] = ledger.load(study).as_json()
+
+
 def run_study(
     definition: StudyDefinition,
     out: str | Path,
@@ -369,6 +377,7 @@ def run_study(
     for name, df in tables.items():
         write_table(df, out / f"{name}.parquet")
     derived, findings = definition.analyse(tables, params)
+    attach_ledger(definition.name, findings)
     for name, df in derived.items():
         write_table(df, out / f"{name}.parquet")
     tables = {**tables, **derived}

@@ -495,7 +495,7 @@ def evaluate_findings(rm: pd.DataFrame, rel: pd.DataFrame, params: StudyParams) 
     scope (10 and 40 long-lived flows, with and without loss), then a 95% Student-t
     interval over replications. Relative throughputs are tested as ``ratio - 1``.
     """
-    check, finding, above, below = fnd.check, fnd.finding, fnd.above, fnd.below
+    check, finding, above, below = fnd.legacy_check, fnd.finding, fnd.above, fnd.below
     present = set(rm["protocol"]) if len(rm) else set()
     alone, mixed = {"mix": ["alone"]}, {"mix": ["mixed"]}
     findings: list[dict[str, Any]] = []

@@ -972,7 +972,7 @@ def evaluate_findings(runs: pd.DataFrame, params: StudyParams, fa: dict[str, Any
              "difference of the downstream voice loss proportion, CUBIC - NewReno", "fraction of packets", False),
         ):
             est, per = _paired_cc(runs, metric, relative)
-            checks.append(F.check(
+            checks.append(F.legacy_check(
                 cid, claim, f"{stat}, paired by replication, pooled over every link, RTT, semantic and queue size of the "
                             "main grid; held if the 95% CI is above 0",
                 stat, unit, est, F.above(est), _collapse(per, ["link", "rtt_ms", "semantic"]),
@@ -985,7 +985,7 @@ def evaluate_findings(runs: pd.DataFrame, params: StudyParams, fa: dict[str, Any
     checks = []
     if len(grid):
         est, per = _paired_semantic(runs, "byte_loose", "byte_strict", {})
-        checks.append(F.check(
+        checks.append(F.legacy_check(
             "H2a", "Voice loss is higher under FB-loose than under FB-strict at the same byte limit (main grid)",
             "downstream voice loss proportion, FB-loose - FB-strict at equal limit (10..100 kB), paired by replication "
             "and TCP, pooled over every link, RTT, size and both TCPs; held if the 95% CI is above 0",
@@ -1014,7 +1014,7 @@ def evaluate_findings(runs: pd.DataFrame, params: StudyParams, fa: dict[str, Any
             est = F.estimate(pd.concat(diffs, axis=1).mean(axis=1))
             scope = ("FB-strict over the same limits, 52 500..67 500 B" if b == "byte_strict"
                      else "PS over 35..45 packets (the same mean nominal size, 60 000 B = 40 x 1500 B)")
-            checks.append(F.check(
+            checks.append(F.legacy_check(
                 cid, claim, f"mean downstream voice loss over the fine sweep's FB-loose limits (52 500..67 500 B, ADSL1, "
                             f"100 ms) minus the mean over {scope}, per replication and TCP, averaged over both TCPs; "
                             "held if the 95% CI is above 0",
@@ -1035,7 +1035,7 @@ def evaluate_findings(runs: pd.DataFrame, params: StudyParams, fa: dict[str, Any
             if not d:
                 continue
             held = d["ci"][0] >= PACKET_BYTES - d["resolution"] and d["ci"][1] <= PACKET_BYTES + d["resolution"]
-            checks.append(F.check(
+            checks.append(F.legacy_check(
                 f"H3{next(letter)}", f"The {SEMANTIC_LABELS[sem]} loss curve ({v.label}) is periodic with the TCP "
                                      f"packet size ({PACKET_BYTES} B)",
                 "dominant period of the replication-mean voice-loss curve over the fine sweep (periodogram of the "
@@ -1049,7 +1049,7 @@ def evaluate_findings(runs: pd.DataFrame, params: StudyParams, fa: dict[str, Any
                "ci": [float(np.mean([c["ci"][0] for c in corr.values()])), float(np.mean([c["ci"][1] for c in corr.values()]))],
                "n": min(c["n"] for c in corr.values()), "interval": next(iter(corr.values()))["interval"]}
         held = all(c["ci"][1] < 0 for c in corr.values())
-        checks.append(F.check(
+        checks.append(F.legacy_check(
             f"H3{next(letter)}", "The lowest FB-loose loss and the highest FB-strict loss fall on the same queue sizes",
             "Pearson correlation between the replication-mean FB-loose and FB-strict loss curves over the fine sweep's "
             "limits, per TCP (bootstrap over replications, resampled together); held if both TCPs' 95% CIs are below 0 "
@@ -1065,7 +1065,7 @@ def evaluate_findings(runs: pd.DataFrame, params: StudyParams, fa: dict[str, Any
                "ci": [float(np.mean([p["ci"][0] for p in per])), float(np.mean([p["ci"][1] for p in per]))],
                "n": min(p["n"] for p in per), "interval": per[0]["interval"]}
         held = all(p["ci"][1] < PACKET_BYTES / 4 for p in per)
-        checks.append(F.check(
+        checks.append(F.legacy_check(
             f"H3{next(letter)}", claim,
             f"in each {PACKET_BYTES} B window centred on a multiple k x {PACKET_BYTES} B inside the fine sweep, where the "
             f"replication-mean curve has its {'minimum' if kind == 'min' else 'maximum'}; statistic: the mean distance to "
@@ -1099,7 +1099,7 @@ def evaluate_findings(runs: pd.DataFrame, params: StudyParams, fa: dict[str, Any
                                    unit=["link", "rtt_ms", "cc", "rep", "size"])
             for c in per:
                 c["bdp_pkts"] = round(bdp_packets(rate[c["link"]], c["rtt_ms"]), 2)
-            checks.append(F.check(
+            checks.append(F.legacy_check(
                 "H4a", "Downstream goodput rises with the PS queue length",
                 f"goodput with {largest} packets relative to {smallest} packets, paired by replication and TCP, pooled "
                 f"over every link and RTT whose BDP exceeds {smallest} packets; held if the 95% CI is above 0",
@@ -1117,7 +1117,7 @@ def evaluate_findings(runs: pd.DataFrame, params: StudyParams, fa: dict[str, Any
                 b, a = bdp_of[(c["link"], c["rtt_ms"])]
                 c["bdp_pkts"], c["ps_at_bdp"] = round(b, 2), a
             shifted = {**est, "value": est["value"] - 0.05, "ci": [x - 0.05 for x in est["ci"]]}
-            checks.append(F.check(
+            checks.append(F.legacy_check(
                 "H4b", "… and saturates near the BDP",
                 f"goodput with {largest} packets relative to the smallest PS size at or above the BDP (rate x min RTT / "
                 f"1500 B), paired by replication and TCP, pooled over the links and RTTs whose BDP lies inside the PS "

@@ -65,7 +65,7 @@ from tcplab import _core, stats
 from tcplab.studies import engine
 from tcplab.studies import findings as fnd
 from tcplab.studies.engine import BlockTask, StudyResult, TaskStore, task_key
-from tcplab.studies.findings import above as _above, below as _below, check as _check, clean as _clean
+from tcplab.studies.findings import above as _above, below as _below, legacy_check as _check, clean as _clean
 from tcplab.studies.findings import count as _count, estimate as _est, finding as _finding, num as _num
 
 __all__ = [

@@ -109,7 +109,7 @@ def _ratio(runs: pd.DataFrame, metric: str, split: str, num_vals: Sequence[Any],
 
 def _chk(cid: str, claim: str, criterion: str, statistic: str, unit: str, est: dict[str, Any], held: bool,
          per: list[dict[str, Any]] | None = None, **extra: Any) -> dict[str, Any]:
-    return fnd.check(cid, claim, criterion, statistic, unit, est, held, per, **extra)
+    return fnd.legacy_check(cid, claim, criterion, statistic, unit, est, held, per, **extra)
 
 
 def evaluate_findings(runs: pd.DataFrame, params: Any) -> dict[str, Any]:

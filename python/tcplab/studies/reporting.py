@@ -26,8 +26,8 @@ Example:
     >>> xs, ps = ecdf_points(np.arange(10_000.0), max_points=100)
     >>> len(xs) <= 100, float(xs[-1]), float(ps[-1])
     (True, 9999.0, 1.0)
-    >>> verdict(None)
-    "<span class='na'>not evaluated</span>"
+    >>> verdict("inconclusive")
+    "<span class='inconc'>inconclusive</span>"
 """
 
 from __future__ import annotations
@@ -45,13 +45,14 @@ import pandas as pd
 from tcplab import __version__, stats
 
 __all__ = ["CDF_POINTS", "EXTRA_CSS", "ecdf_points", "figure", "step", "save", "fmt", "verdict", "stat_text",
-           "finding_anchor", "findings_html", "figures_html", "failures_html", "parameters_html", "provenance", "nav",
+           "finding_anchor", "findings_html", "ledger_html", "VERDICT_CLASS", "figures_html", "failures_html", "parameters_html", "provenance", "nav",
            "table_html", "write_page"]
 
 CDF_POINTS = 800
 
 EXTRA_CSS = """
-.held{color:#0a0;font-weight:bold}.not{color:#c00;font-weight:bold}.na{color:#888}
+.held{color:#0a0;font-weight:bold}.contra{color:#c00;font-weight:bold}.inconc{color:#4a6fa5;font-weight:bold}
+.na{color:#888}
 details{margin:.5em 0 1em 1em}summary{cursor:pointer}td.l,th.l{text-align:left}
 .small{font-size:.85em;color:#444}
 """
@@ -141,18 +142,28 @@ def fmt(v: Any, digits: int = 3) -> str:
     return str(v)
 
 
-def verdict(held: bool | None) -> str:
-    """The coloured verdict of a finding or check."""
-    if held is None:
-        return "<span class='na'>not evaluated</span>"
-    return "<span class='held'>held</span>" if held else "<span class='not'>not reproduced</span>"
+def verdict(v: str | None) -> str:
+    """The coloured verdict of a finding or check (one of :data:`tcplab.studies.findings.VERDICTS`, or ``not run``).
+
+    "Inconclusive" (not enough data) is drawn in a neutral colour, not as a failure.
+    """
+    text = v or "not run"
+    cls = VERDICT_CLASS.get(text, "na")
+    return f"<span class='{cls}'>{html.escape(text)}</span>"
+
+
+#: CSS class of each verdict (shared with the dashboard).
+VERDICT_CLASS = {"held": "held", "contradicted": "contra", "inconclusive": "inconc", "not testable here": "na",
+                 "not run": "na"}
 
 
 def stat_text(st: dict[str, Any]) -> str:
-    """``name = value unit, 95% CI [low, high], n replications`` of a statistic."""
+    """``name = value unit, 95% CI [low, high], n replications`` of a statistic (exact values say so)."""
     lo, hi = st.get("ci") or [None, None]
-    return (f"{html.escape(str(st.get('name')))} = <b>{fmt(st.get('value'))}</b> {html.escape(str(st.get('unit') or ''))}"
-            f", 95% CI [{fmt(lo)}, {fmt(hi)}], {st.get('n_replications')} replications")
+    head = f"{html.escape(str(st.get('name')))} = <b>{fmt(st.get('value'))}</b> {html.escape(str(st.get('unit') or ''))}"
+    if st.get("exact"):
+        return head + f", exact (identical in all {st.get('n_replications')} replications)"
+    return head + f", 95% CI [{fmt(lo)}, {fmt(hi)}], {st.get('n_replications')} replications"
 
 
 def finding_anchor(fid: str) -> str:
@@ -165,29 +176,86 @@ def finding_anchor(fid: str) -> str:
     return "finding-" + "".join(c if c.isalnum() or c in "-_." else "-" for c in str(fid))
 
 
+def _check_note(c: dict[str, Any]) -> str:
+    bits = []
+    if c.get("reading"):
+        bits.append(f"reading: <i>{html.escape(c['reading'])}</i>")
+    if c.get("extension"):
+        bits.append("<b>extension</b> (a case the seed did not run; not part of the verdict)")
+    if c.get("verdict") == "inconclusive":
+        n = c.get("reps_needed")
+        bits.append(f"about {n} replications would settle it at the observed effect" if n else
+                    "no number of replications would settle it at the observed effect")
+    return (" [" + "; ".join(bits) + "]") if bits else ""
+
+
+def ledger_html(ledger: dict[str, Any] | None, findings: dict[str, Any]) -> str:
+    """The claims ledger: the coverage line, then every result sentence with its status and verdicts."""
+    from tcplab.studies.ledger import coverage_text
+
+    if not ledger:
+        return ""
+    verdicts = {f["id"]: f["verdict"] for f in findings["findings"]}
+    rows = []
+    for s in ledger["sentences"]:
+        if s["status"] == "context":
+            continue
+        if s["status"] == "checked":
+            what = ", ".join(f"<a href='#{finding_anchor(fid)}'>{html.escape(fid)}</a> {verdict(verdicts.get(fid))}"
+                             for fid in s["findings"])
+        elif s["status"] == "not testable":
+            what = f"{verdict('not testable here')}: {html.escape(s['reason'])}"
+        else:
+            what = "<span class='na'>describes the set-up</span>"
+        rows.append(f"<tr><td class='l'>{html.escape(s['id'])}</td><td class='l'>{html.escape(s.get('slide') or '')}</td>"
+                    f"<td class='l'>“{html.escape(s['text'])}”</td><td class='l'>{what}</td></tr>")
+    ext = "".join(f"<li>{html.escape(', '.join(x['findings'] + x['checks']))}: {html.escape(x['why'])}</li>"
+                  for x in ledger.get("extensions", []))
+    return (f"<h2 id='ledger'>Claims ledger</h2><p><b>{html.escape(coverage_text(ledger['coverage']))}</b> "
+            f"<span class='small'>(ledger <code>{html.escape(str(ledger.get('path') or ''))}</code>; the seed's "
+            "titles, motivation and questions are listed there as context and not counted).</span></p>"
+            "<table><thead><tr><th class='l'>id</th><th class='l'>slide</th><th class='l'>seed sentence (verbatim)</th>"
+            "<th class='l'>checked by / status</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
+            + (f"<p>Extensions (tcplab's own checks, not counted as the seed's):</p><ul>{ext}</ul>" if ext else ""))
+
+
 def findings_html(findings: dict[str, Any], seed: str, doc: str, extra: str = "") -> str:
-    """The findings section: a verdict table, then every check with its per-configuration table.
+    """The findings section: the ledger, a verdict table, then every check with its per-configuration table.
 
     ``seed`` names the seed ("seed 000"), ``doc`` the study's documentation page, and
     ``extra`` is appended (HTML).
     """
     parts = [f"<h2 id='findings'>Findings of {html.escape(seed)}, checked</h2>",
-             f"<p class='small'>{html.escape(findings['method'])}. A finding holds when all its checks hold. "
-             f"Where a finding does not reproduce, <code>{html.escape(doc)}</code> investigates why.</p>"]
+             f"<p class='small'>{html.escape(findings['method'])}. Verdicts: {verdict('held')} (the interval lies on "
+             f"the claimed side, or inside an equivalence margin), {verdict('contradicted')} (it lies on the other side, "
+             f"or outside the margin), {verdict('inconclusive')} (not enough data: the interval straddles the "
+             f"boundary), {verdict('not testable here')}. A finding is contradicted if any of its checks is, held if "
+             f"all hold. <code>{html.escape(doc)}</code> explains every contradicted claim.</p>"]
     rows = []
     for f in findings["findings"]:
-        rows.append(f"<tr><td class='l'>{f['id']}</td><td class='l'>{html.escape(f['claim'])}</td>"
-                    f"<td class='l'>{verdict(f['held'])}</td><td class='l'>{stat_text(f['statistic']) if f['evaluated'] else '–'}</td></tr>")
+        tag = " <span class='small'>(extension)</span>" if f.get("extension") else ""
+        readings = "".join(f"<br><span class='small'>{html.escape(r)}: {verdict(v)}</span>"
+                           for r, v in (f.get("readings") or {}).items())
+        rows.append(f"<tr><td class='l'><a href='#{finding_anchor(f['id'])}'>{html.escape(f['id'])}</a></td>"
+                    f"<td class='l'>{html.escape(f['claim'])}{tag}</td>"
+                    f"<td class='l'>{verdict(f['verdict'])}{readings}</td>"
+                    f"<td class='l'>{stat_text(f['statistic']) if f['evaluated'] else '–'}</td></tr>")
     parts.append(f"<table><thead><tr><th>id</th><th class='l'>{html.escape(seed)} finding</th><th>verdict</th>"
                  "<th class='l'>headline statistic</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
+    parts.append(ledger_html(findings.get("ledger"), findings))
     for f in findings["findings"]:
         # The id is the anchor the dashboard of ``tcplab study all`` links each finding to.
-        parts.append(f"<h3 id='{finding_anchor(f['id'])}'>{f['id']}: {html.escape(f['claim'])} — {verdict(f['held'])}</h3>")
+        parts.append(f"<h3 id='{finding_anchor(f['id'])}'>{html.escape(f['id'])}: {html.escape(f['claim'])} — "
+                     f"{verdict(f['verdict'])}</h3>")
+        if not f["checks"]:
+            parts.append(f"<p class='small'>{html.escape(f['criterion'])}</p>")
         for c in f["checks"]:
-            more = {k: v for k, v in c.items() if k not in ("id", "claim", "criterion", "held", "statistic", "per_config")}
-            parts.append(f"<p><b>{c['id']}</b> {html.escape(c['claim'])}: {verdict(c['held'])}. "
-                         f"{stat_text(c['statistic'])}.<br><span class='small'>Criterion: {html.escape(c['criterion'])}"
-                         + (f"; {html.escape(json.dumps(more))}" if more else "") + "</span></p>")
+            more = {k: v for k, v in c.items() if k not in ("id", "claim", "criterion", "verdict", "statistic",
+                                                            "per_config", "form", "reading", "extension", "reps_needed")}
+            parts.append(f"<p><b>{html.escape(c['id'])}</b> {html.escape(c['claim'])}: {verdict(c['verdict'])}"
+                         f"{_check_note(c)}. {stat_text(c['statistic'])}.<br><span class='small'>Criterion: "
+                         f"{html.escape(c['criterion'])}" + (f"; {html.escape(json.dumps(more))}" if more else "")
+                         + "</span></p>")
             if c["per_config"]:
                 df = pd.DataFrame(c["per_config"])
                 if "ci" in df:

@@ -465,7 +465,7 @@ def evaluate_findings(rm: pd.DataFrame, params: StudyParams) -> dict[str, Any]:
     low = [e for e in LOW_ERRORS if e in errors]
     base_tcp = ["reference", "enhanced"]
     findings: list[dict[str, Any]] = []
-    check, finding, below, above, count = fnd.check, fnd.finding, fnd.below, fnd.above, fnd.count
+    check, finding, below, above, count = fnd.legacy_check, fnd.finding, fnd.below, fnd.above, fnd.count
 
     # S1 ------------------------------------------------------------------------------
     pairs, est, per = _paired(main, "elapsed_s", "variant", "enhanced", "reference", {})

@@ -17,24 +17,33 @@ as soon as it is registered.
 
 **The aggregate ``findings.json``** (schema :data:`SCHEMA`)::
 
-    {"schema": "tcplab-findings/1", "tcplab_version", "git_revision", "generated",
-     "preset", "reps_scale", "wall_s",
-     "totals": {"studies", "findings", "checked", "held", "not_reproduced", "not_testable"},
-     "studies": [STUDY, ...]}                                   # registry order
+    {"schema": "tcplab-findings/2", "tcplab_version", "git_revision", "generated",
+     "preset", "reps_scale", "wall_s", "reference": REFERENCE,
+     "totals": TOTALS, "studies": [STUDY, ...]}                 # registry order
+
+    TOTALS  = {"studies", "findings" (the seeds' own: extensions are not counted),
+               "checked" (evaluated), "held", "contradicted", "inconclusive", "not_testable",
+               "not_run", "extensions", "result_sentences", "sentences_checked",
+               "sentences_not_testable", "sentences_setup"}
 
     STUDY   = {"study", "seed", "citation", "setup", "status": "ok" | "failed" | "not run",
                "error", "replications", "links", "params", "wall_s", "tasks_run",
                "tasks_resumed", "failed_tasks", "report", "timings" (the study's own
                simulate_s, analysis_s, figures_s, report_s, total_s), "findings": [FINDING, ...],
-               "emulation": EMULATION}
-    FINDING = {"key": "STUDY/ID", "id", "claim", "verdict", "held", "evaluated",
+               "coverage": the ledger's counts (tcplab.studies.ledger) or null,
+               "not_testable": [{"id", "text", "reason"}, ...], "emulation": EMULATION}
+    FINDING = {"key": "STUDY/ID", "id", "claim", "verdict", "evaluated", "extension",
                "statistic": STATISTIC, "link": "STUDY/report.html#finding-ID",
-               "checks": [{"id", "claim", "verdict", "held", "statistic"}, ...]}
+               "readings": {READING: verdict} (optional), "reference_verdict": verdict | null,
+               "checks": [{"id", "claim", "verdict", "extension", "reading", "reps_needed",
+                           "statistic"}, ...]}
+    REFERENCE = {"path", "git_revision", "generated", "preset"} of the full-size reference
+                run the verdicts are shown beside (docs/studies/reference-findings.json), or null
     EMULATION = {"status": "run" | "not run", "available": the study has an emulate mode,
                  "error", "scope", "source", "findings": [FINDING, ...], "differences": [ROW, ...]}
 
-``verdict`` is ``held``, ``not reproduced`` or ``not testable here`` (``held`` true,
-false, null); STATISTIC is the study's (:mod:`tcplab.studies.findings`): ``name``,
+``verdict`` is ``held``, ``contradicted``, ``inconclusive`` or ``not testable here``
+(:data:`tcplab.studies.findings.VERDICTS`), or ``not run``; STATISTIC is the study's (:mod:`tcplab.studies.findings`): ``name``,
 ``unit``, ``value``, ``ci``, ``level``, ``n_replications``. Finding keys are unique, so
 two documents are compared finding by finding (:func:`diff`; from a shell or a CI job,
 ``python -m tcplab.studies.suite OLD/findings.json NEW/findings.json`` prints the changes
@@ -56,11 +65,11 @@ output has either
 Otherwise the study's emulation status is ``not run``.
 
 Example:
-    >>> old = {"studies": [{"study": "s", "findings": [{"key": "s/F1", "verdict": "not reproduced"}]}]}
+    >>> old = {"studies": [{"study": "s", "findings": [{"key": "s/F1", "verdict": "inconclusive"}]}]}
     >>> new = {"studies": [{"study": "s", "findings": [{"key": "s/F1", "verdict": "held"},
     ...                                                 {"key": "s/F2", "verdict": "held"}]}]}
     >>> for line in diff(old, new): print(line)
-    s/F1 changed from not reproduced to held
+    s/F1 changed from inconclusive to held
     s/F2 is new (held)
 """
 
@@ -74,15 +83,21 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from tcplab.executor import ProgressGroup
+from tcplab.studies import findings as fnd
 
 __all__ = ["SCHEMA", "VERDICTS", "StudyOutcome", "SuiteResult", "run_all", "aggregate", "validate", "diff",
            "emulation_of", "differences_of", "has_emulation", "main"]
 
 #: The aggregate document's schema name; bumped when its shape changes.
-SCHEMA = "tcplab-findings/1"
+SCHEMA = "tcplab-findings/2"
 
-#: A finding's ``held`` (true, false, null) as the dashboard and the aggregate say it.
-VERDICTS: dict[bool | None, str] = {True: "held", False: "not reproduced", None: "not testable here"}
+#: The verdicts a finding may have in the aggregate (the four of
+#: :data:`tcplab.studies.findings.VERDICTS`, and ``not run``).
+VERDICTS: tuple[str, ...] = (*fnd.VERDICTS, fnd.NOT_RUN)
+
+#: The full-size reference run whose verdicts the dashboard shows beside a run's own
+#: (``tcplab study all`` at every study's default replications; docs/studies/reference.md).
+REFERENCE = Path(__file__).resolve().parents[3] / "docs" / "studies" / "reference-findings.json"
 
 
 @dataclass
@@ -203,12 +218,51 @@ def _finding(study: str, f: dict[str, Any], report: str | None) -> dict[str, Any
     """One finding of a study's ``findings.json`` in the aggregate's shape."""
     from tcplab.studies.reporting import finding_anchor
 
-    held = f.get("held")
-    return {"key": f"{study}/{f['id']}", "id": f["id"], "claim": f.get("claim", ""), "verdict": VERDICTS[held],
-            "held": held, "evaluated": bool(f.get("evaluated")), "statistic": f.get("statistic"),
-            "link": f"{report}#{finding_anchor(f['id'])}" if report else None,
-            "checks": [{"id": c["id"], "claim": c.get("claim", ""), "verdict": VERDICTS[c.get("held")],
-                        "held": c.get("held"), "statistic": c.get("statistic")} for c in f.get("checks", [])]}
+    out = {"key": f"{study}/{f['id']}", "id": f["id"], "claim": f.get("claim", ""), "verdict": f["verdict"],
+           "evaluated": bool(f.get("evaluated")), "extension": bool(f.get("extension")), "statistic": f.get("statistic"),
+           "link": f"{report}#{finding_anchor(f['id'])}" if report else None,
+           "checks": [{"id": c["id"], "claim": c.get("claim", ""), "verdict": c["verdict"],
+                       "extension": bool(c.get("extension")), "reading": c.get("reading"),
+                       "reps_needed": c.get("reps_needed"), "statistic": c.get("statistic")} for c in f.get("checks", [])]}
+    if f.get("readings"):
+        out["readings"] = dict(f["readings"])
+    return out
+
+
+def _totals(entries: Sequence[dict[str, Any]]) -> dict[str, int]:
+    """The aggregate's totals: the seeds' own findings by verdict, extensions apart, and the ledgers' coverage."""
+    every = [f for e in entries for f in e["findings"] if not f.get("extension")]
+    covs = [e.get("coverage") or {} for e in entries]
+    return {"studies": len(entries), "findings": len(every), "checked": sum(bool(f["evaluated"]) for f in every),
+            "held": sum(f["verdict"] == fnd.HELD for f in every),
+            "contradicted": sum(f["verdict"] == fnd.CONTRADICTED for f in every),
+            "inconclusive": sum(f["verdict"] == fnd.INCONCLUSIVE for f in every),
+            "not_testable": sum(f["verdict"] == fnd.NOT_TESTABLE for f in every),
+            "not_run": sum(f["verdict"] == fnd.NOT_RUN for f in every),
+            "extensions": sum(bool(f.get("extension")) for e in entries for f in e["findings"]),
+            "result_sentences": sum(c.get("result_sentences", 0) for c in covs),
+            "sentences_checked": sum(c.get("checked", 0) for c in covs),
+            "sentences_not_testable": sum(c.get("not_testable", 0) for c in covs),
+            "sentences_setup": sum(c.get("setup", 0) for c in covs)}
+
+
+def reference_verdicts(path: Path | None = None) -> tuple[dict[str, str], dict[str, Any] | None]:
+    """The verdicts of the full-size reference run by finding key, and where they come from.
+
+    Returns ``({}, None)`` when there is no reference document (or it does not parse).
+    """
+    path = REFERENCE if path is None else path
+    doc = _read_json(path)
+    if doc is None or doc.get("schema") != SCHEMA:
+        return {}, None
+    verdicts = {f["key"]: f["verdict"] for s in doc.get("studies", []) for f in s.get("findings", [])}
+    try:
+        shown = str(path.resolve().relative_to(REFERENCE.parents[2]))
+    except ValueError:
+        shown = str(path)
+    return verdicts, {"path": shown, "git_revision": doc.get("git_revision"), "generated": doc.get("generated"),
+                      "preset": doc.get("preset"), "wall_s": doc.get("wall_s"),
+                      "study_wall_s": {s["study"]: s.get("wall_s") for s in doc.get("studies", [])}}
 
 
 def differences_of(path: Path) -> list[dict[str, Any]]:
@@ -280,16 +334,19 @@ def emulation_of(study_dir: Path, findings: dict[str, Any] | None) -> dict[str, 
 
 
 def aggregate(out: str | Path, outcomes: Sequence[StudyOutcome] | None = None, preset: str | None = None,
-              reps_scale: float = 1.0, wall_s: float | None = None) -> dict[str, Any]:
+              reps_scale: float = 1.0, wall_s: float | None = None, reference: Path | None = None) -> dict[str, Any]:
     """The aggregate ``findings.json`` of ``out`` (every registered study, registry order).
 
     Studies without a ``findings.json`` under ``out`` appear with ``status`` ``not run``
-    (or ``failed``, with the error, when ``outcomes`` says so) and no findings.
+    (or ``failed``, with the error, when ``outcomes`` says so) and no findings. Each
+    finding carries the verdict of the full-size reference run (``reference``, default
+    :data:`REFERENCE`) as ``reference_verdict``.
     """
     from tcplab import __version__, studies
     from tcplab.studies import engine
 
     out = Path(out)
+    ref_verdicts, ref_info = reference_verdicts(reference)
     by_name = {o.name: o for o in outcomes or []}
     entries = []
     for study in studies.STUDIES.values():
@@ -302,6 +359,10 @@ def aggregate(out: str | Path, outcomes: Sequence[StudyOutcome] | None = None, p
             status = "failed"
         report = f"{study.name}/report.html" if (d / "report.html").is_file() else None
         timings = manifest.get("timings") or {}
+        found = [_finding(study.name, f, report) for f in (doc or {}).get("findings", [])]
+        for f in found:
+            f["reference_verdict"] = ref_verdicts.get(f["key"])
+        led = (doc or {}).get("ledger") or {}
         entries.append({
             "study": study.name, "seed": study.seed, "citation": study.citation, "setup": study.summary,
             "status": status, "error": outcome.error if outcome else None,
@@ -312,17 +373,14 @@ def aggregate(out: str | Path, outcomes: Sequence[StudyOutcome] | None = None, p
             "failed_tasks": len(manifest.get("failures") or []), "report": report,
             "timings": {k: timings[k] for k in ("simulate_s", "analysis_s", "figures_s", "report_s", "total_s")
                         if k in timings},
-            "findings": [_finding(study.name, f, report) for f in (doc or {}).get("findings", [])],
+            "findings": found, "coverage": led.get("coverage"),
+            "not_testable": list((led.get("coverage") or {}).get("not_testable_reasons") or []),
             "emulation": {**emulation_of(d, doc), "available": has_emulation(study),
                           "error": outcome.emulate_error if outcome else None},
         })
-    every = [f for e in entries for f in e["findings"]]
-    totals = {"studies": len(entries), "findings": len(every), "checked": sum(f["evaluated"] for f in every),
-              "held": sum(f["held"] is True for f in every), "not_reproduced": sum(f["held"] is False for f in every),
-              "not_testable": sum(f["held"] is None for f in every)}
     return {"schema": SCHEMA, "tcplab_version": __version__, "git_revision": engine.git_revision(),
             "generated": engine.now(), "preset": preset, "reps_scale": reps_scale, "wall_s": wall_s,
-            "totals": totals, "studies": entries}
+            "reference": ref_info, "totals": _totals(entries), "studies": entries}
 
 
 def validate(doc: dict[str, Any]) -> None:
@@ -332,7 +390,7 @@ def validate(doc: dict[str, Any]) -> None:
         >>> validate({"schema": "tcplab-findings/0"})
         Traceback (most recent call last):
         ...
-        ValueError: findings.json: schema 'tcplab-findings/0', expected 'tcplab-findings/1'
+        ValueError: findings.json: schema 'tcplab-findings/0', expected 'tcplab-findings/2'
     """
     if doc.get("schema") != SCHEMA:
         raise ValueError(f"findings.json: schema {doc.get('schema')!r}, expected {SCHEMA!r}")
@@ -352,12 +410,9 @@ def validate(doc: dict[str, Any]) -> None:
             if f.get("key") != f"{s['study']}/{f.get('id')}" or f["key"] in keys:
                 raise ValueError(f"{where}: key must be STUDY/ID and unique")
             keys.add(f["key"])
-            if f.get("verdict") != VERDICTS.get(f.get("held"), "?"):
-                raise ValueError(f"{where}: verdict {f.get('verdict')!r} disagrees with held = {f.get('held')!r}")
-    every = [f for s in doc["studies"] for f in s["findings"]]
-    want = {"studies": len(doc["studies"]), "findings": len(every), "checked": sum(f["evaluated"] for f in every),
-            "held": sum(f["held"] is True for f in every), "not_reproduced": sum(f["held"] is False for f in every),
-            "not_testable": sum(f["held"] is None for f in every)}
+            if f.get("verdict") not in VERDICTS:
+                raise ValueError(f"{where}: verdict {f.get('verdict')!r}; expected one of {', '.join(VERDICTS)}")
+    want = _totals(doc["studies"])
     if doc["totals"] != want:
         raise ValueError(f"findings.json: totals {doc['totals']} disagree with the findings ({want})")
 
