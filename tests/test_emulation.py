@@ -1,4 +1,4 @@
-"""Emulation mode with real kernel TCP (issue 13): accuracy, semantics, safety.
+"""Emulation mode with real kernel TCP (docs/emulation.md): accuracy, semantics, safety.
 
 These tests run the real emulator (``tcplab-emu``): network namespaces, TUN devices and
 the host's kernel TCP. They need root (or CAP_NET_ADMIN + CAP_SYS_ADMIN), /dev/net/tun
@@ -362,7 +362,7 @@ def test_fidelity_writes_the_table_and_the_report(tmp_path: Path, capsys: pytest
 
 @needs_kernel
 def test_fidelity_grid_runs_the_kernel_and_resumes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    # The loss grid's 1% point, 2 s, reno, 2 runs per side (issue 16).
+    # The loss grid's 1% point, 2 s, reno, 2 runs per side (docs/validation.md).
     d = tmp_path / "grid"
     d.mkdir()
     src = ROOT / "examples" / "fidelity" / "loss-grid" / "loss1.toml"

@@ -1,4 +1,4 @@
-"""The fidelity grid (issue 16): grid.toml validation, the agreement rule, the table and
+"""The fidelity grid (docs/validation.md): grid.toml validation, the agreement rule, the table and
 the report, and ``--sim-only`` against stored kernel runs.
 
 These tests need no root: stored "kernel" runs are written by the simulator with other

@@ -1,4 +1,4 @@
-"""Scenario fields of seed 002 (issue 11): the `parking_lot` topology and the
+"""Scenario fields of seed 002 (docs/studies/highspeed.md): the `parking_lot` topology and the
 `[workload]` generators. Bad values are located errors; the generated flows are the
 same for every congestion control (common random numbers); each flow's RTT and hop
 count follow the stated construction (core app/workload.rs)."""

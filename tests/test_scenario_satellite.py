@@ -1,4 +1,4 @@
-"""Scenario fields of the satellite layers (issue 9): a link's DAMA `mac` and SLACP
+"""Scenario fields of the satellite layers (seed 004, docs/studies/satellite.md): a link's DAMA `mac` and SLACP
 `link_layer`. Every field's bad value is one located error (file, line, path, value,
 what is accepted), impossible combinations are refused before anything runs, and a
 valid file reaches the core and runs."""

@@ -222,3 +222,35 @@ def test_a_failing_study_is_recorded_and_shown(tmp_path: Path, capsys: pytest.Ca
     assert "The study failed: FileExistsError" in (out / "index.html").read_text()
     manifest = json.loads((out / "all.json").read_text())
     assert [s["status"] for s in manifest["studies"] if s["name"] == RUN] == ["failed"]
+
+
+def test_reference_verdicts_are_shown_beside_the_run_and_ledger_coverage_per_seed(suite_dir: tuple[Path, str],
+                                                                                   tmp_path: Path) -> None:
+    out, _ = suite_dir
+    doc = json.loads((out / "findings.json").read_text())
+    # A reference document whose first finding has another verdict than this run's.
+    ref = json.loads(json.dumps(doc))
+    entry = next(s for s in ref["studies"] if s["study"] == RUN)
+    first = entry["findings"][0]
+    other = fnd.CONTRADICTED if first["verdict"] != fnd.CONTRADICTED else fnd.HELD
+    first["verdict"] = other
+    ref["git_revision"] = "0123456789abcdef"
+    (tmp_path / "ref.json").write_text(json.dumps(ref))
+    again = suite.aggregate(out, reference=tmp_path / "ref.json")
+    suite.validate(again)
+    assert again["reference"]["git_revision"] == "0123456789abcdef"
+    got = next(s for s in again["studies"] if s["study"] == RUN)["findings"]
+    assert got[0]["reference_verdict"] == other
+    assert [f["reference_verdict"] for f in got[1:]] == [f["verdict"] for f in entry["findings"][1:]]
+    page = dashboard.render(out, again)
+    assert "full-size reference" in page and "0123456789ab" in page
+    section = page.split(f"id='study-{RUN}'")[1].split("<section>")[0]
+    assert f"<span class='{'contra' if other == fnd.CONTRADICTED else 'held'}'>{other}</span>" in section
+    # The ledger's coverage line is shown per seed (the study attached its ledger to findings.json).
+    cov = next(s for s in again["studies"] if s["study"] == RUN)["coverage"]
+    if cov is not None:
+        from tcplab.studies.ledger import coverage_text
+        assert coverage_text(cov) in section
+    # Without a reference document, the page says so.
+    none = suite.aggregate(out, reference=tmp_path / "missing.json")
+    assert none["reference"] is None and "No full-size reference run is recorded" in dashboard.render(out, none)

@@ -1,4 +1,4 @@
-"""The ``tcplab`` command (SPEC.md, "CLI"): run, emulate, fidelity, sweep, study, check, list, report.
+"""The ``tcplab`` command (README.md, "Using it"): run, emulate, fidelity, sweep, study, check, list, report.
 
 Exit codes: 0 ok; 1 a run failed, or writing its results failed (an OS error such as
 permission denied or a full disk, reported in one line with the path and the reason);

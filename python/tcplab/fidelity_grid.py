@@ -1,6 +1,6 @@
 """A fidelity grid: many scenarios x congestion controls, simulator against the kernel.
 
-``tcplab fidelity DIR`` where ``DIR`` holds a ``grid.toml`` (issue 16; the shipped grid is
+``tcplab fidelity DIR`` where ``DIR`` holds a ``grid.toml`` (docs/validation.md; the shipped grid is
 ``examples/fidelity/loss-grid/``)::
 
     name = "loss-grid"

@@ -1,4 +1,4 @@
-"""Figures from result tables (issue 3, "tcplab.plots").
+"""Figures from result tables.
 
 Every function takes DataFrames in the documented schema (:mod:`tcplab.results`,
 plus parameter columns for sweeps) and returns a new ``matplotlib.figure.Figure``

@@ -1,4 +1,4 @@
-"""``tcplab report DIR``: figures and a self-contained ``report.html`` (issue 3).
+"""``tcplab report DIR``: figures and a self-contained ``report.html``.
 
 Reads a results directory, either one run (``tcplab run --out``: ``meta.json`` and the
 tables) or a sweep (``tcplab sweep``: ``manifest.json`` and the tables with parameter

@@ -1,4 +1,4 @@
-"""Results of one run as pandas DataFrames, and their Parquet files (SPEC.md, "Tables").
+"""Results of one run as pandas DataFrames, and their Parquet files (docs/scenarios.md; the columns are documented in crates/tcplab-core/src/metrics/mod.rs).
 
 ``tcplab._core.run`` returns a JSON document of column lists; :class:`RunResult`
 turns it into DataFrames with a fixed column order and dtypes, and writes them as one

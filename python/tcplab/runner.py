@@ -1,4 +1,4 @@
-"""One simulation: ``tcplab.run(scenario, seed)`` (SPEC.md, "Python API").
+"""One simulation: ``tcplab.run(scenario, seed)`` (README.md, "Using it").
 
 The scenario is validated and resolved in Python (:mod:`tcplab.scenario`), handed to
 the core as JSON (``tcplab._core.run``, which releases the GIL while Rust runs) and

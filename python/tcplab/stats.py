@@ -1,4 +1,4 @@
-"""Statistics over replications and flows (issue 3, "tcplab.stats").
+"""Statistics over replications and flows.
 
 - Confidence intervals: Student-t for means (the t quantile is computed here from the
   regularized incomplete beta function, Numerical Recipes §6.4, so scipy is not

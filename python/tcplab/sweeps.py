@@ -1,4 +1,4 @@
-"""Sweeps: a grid of parameters x replications, run in parallel and resumable (issue 3).
+"""Sweeps: a grid of parameters x replications, run in parallel and resumable.
 
 An experiment file is a scenario plus a ``[sweep]`` table (see :data:`SWEEP_REFERENCE`).
 Each (grid point, replication) is one independent task. Replication ``r`` uses seed

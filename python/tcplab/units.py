@@ -1,4 +1,4 @@
-"""Quantities with units, as scenario files write them (SPEC.md, "Scenario files").
+"""Quantities with units, as scenario files write them (docs/scenarios.md).
 
 The core takes plain SI integers (``scenario.rs``): rates in bit/s, times in integer
 nanoseconds, sizes in bytes. This module turns the strings researchers write into

@@ -1,18 +1,18 @@
 //! Standard benchmark scenarios, shared by `cargo bench` and `tcplab bench`.
 //!
-//! - `dumbbell-10x100M-60s` (issue 2): 10 NewReno bulk flows with SACK and MSS 1448,
+//! - `dumbbell-10x100M-60s`: 10 NewReno bulk flows with SACK and MSS 1448,
 //!   a 100 Mbit/s bottleneck with 20 ms one-way delay, 1 Gbit/s access links with
 //!   1 ms, a drop-tail queue of 1 BDP in packets, 60 s simulated. For reference,
 //!   ns-3.44 takes about 31.7 s here (~15,500 bottleneck packets per wall-second).
 //!
 //! RTT = 2 * (20 + 1 + 1) ms = 44 ms; BDP = 100e6 * 0.044 / 8 / 1500 = 367 packets.
 //!
-//! - `dumbbell-100x1G-10s` (issue 5): 100 CUBIC bulk flows, a 1 Gbit/s
+//! - `dumbbell-100x1G-10s`: 100 CUBIC bulk flows, a 1 Gbit/s
 //!   bottleneck with 20 ms one-way delay, 10 Gbit/s access links with 1 ms, drop-tail
 //!   of 1 BDP (RTT 44 ms: 1e9 * 0.044 / 8 / 1500 = 3667 packets), 10 s simulated.
 //!   ns-3.44 takes about 92 s here (~8,500 bottleneck packets per wall-second).
 //!
-//! - `dumbbell-{N}x10G-{S}s` (issue 15), for any N in 1..=100,000 pairs and S in
+//! - `dumbbell-{N}x10G-{S}s` for any N in 1..=100,000 pairs and S in
 //!   1..=3600 s: N Reno bulk flows (linux-2.6 profile: SACK, IW10, delayed ACKs), one per
 //!   pair, all opening at t = 0; a 10 Gbit/s bottleneck with 20 ms one-way delay,
 //!   100 Gbit/s access links with 1 ms, drop-tail of 1 BDP (RTT 44 ms: 10e9 * 0.044
@@ -21,7 +21,7 @@
 //!   ~0.9 GB and 5-20 s, `dumbbell-100000x10G-1s`; other sizes measure how cost
 //!   scales with flows (docs/validation.md, "Scaling with flows").
 //!
-//! - `parkinglot-1G` (issue 11): seed 002 at full scale, one run of `tcplab study
+//! - `parkinglot-1G`: seed 002 at full scale, one run of `tcplab study
 //!   highspeed --set scale=full` (examples/highspeed/parking_lot.toml): a parking lot of
 //!   5 routers, 8 backbone links of 1 Gbit/s, 15 ms, 2 MB drop-tail; 10 Gbit/s access
 //!   links; a `workload` of 10 long-lived flows (4.7 GB, 2 min exponential

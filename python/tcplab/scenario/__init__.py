@@ -6,8 +6,8 @@ default TCP settings (``[tcp]``: a profile plus per-knob overrides) and congesti
 control (``[cc]``), the flows (``[[flows]]``; a ``count`` turns an entry into a flow
 group spread over the sender/receiver pairs) and what to record (``[record]``).
 
-This package implements the user-facing half of the contract in SPEC.md ("Scenario
-files"): quantities carry units (:mod:`tcplab.units`), every field has a documented
+This package implements the user-facing half of the scenario-file contract
+(docs/scenarios.md): quantities carry units (:mod:`tcplab.units`), every field has a documented
 default, and an unknown field, a missing unit or an impossible value is one
 :class:`ScenarioError` naming the file, the line, the field, the value given and what
 is accepted, with a "did you mean" for near misses, before anything runs.

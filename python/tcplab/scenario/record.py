@@ -1,7 +1,7 @@
 """What a run records beyond its summary tables (``[record]``).
 
 Per-flow, queue and link summaries are always recorded; the time series here are
-opt-in because they grow with the number of packets (SPEC.md, "Tables").
+opt-in because they grow with the number of packets.
 """
 
 from __future__ import annotations

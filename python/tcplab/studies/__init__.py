@@ -1,4 +1,4 @@
-"""Bundled studies: each seed study re-run with one command (SPEC.md, "Bundled studies").
+"""Bundled studies: each seed study re-run with one command (docs/studies/all.md).
 
 A study is registered here with its name, the seed it reproduces, its parameters
 (with defaults and documentation) and a ``run`` entry point. ``tcplab study NAME``

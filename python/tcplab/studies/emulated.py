@@ -1,5 +1,5 @@
 """Studies against real Linux: a study's configurations run in the simulator and, with
-``--mode emulate``, through the emulator with the host's kernel TCP (issue 13; seed 003
+``--mode emulate``, through the emulator with the host's kernel TCP (docs/emulation.md; seed 003
 puts its testbed and NS-2 side by side the same way).
 
 A study's emulate mode is a reduced grid that fits real time (one emulated run lasts as

@@ -129,7 +129,7 @@ fn run_case(entry: &CcEntry, seed: u64) -> Outcome {
     let mss = mss as u64;
     let ctx = |op: usize| format!("{} seed {seed} op {op} params {params}", entry.name);
     // "A loss never raises cwnd" holds for loss-based algorithms; BBR is model-based
-    // and keeps cwnd >= 4 packets even after a timeout (issue 5).
+    // and keeps cwnd >= 4 packets even after a timeout.
     let loss_based = entry.name != "bbr";
 
     // Per-case loss and RTO rates (per 1000 operations), so that some cases reach large

@@ -154,7 +154,7 @@ pub struct TcpConfig {
     #[serde(default)]
     pub ssthresh_from_cwnd: bool,
     /// Congestion controls follow the Linux modules where the kernel departs from
-    /// their RFCs (issue 16): whole-segment ssthresh (`tcp_reno_ssthresh`,
+    /// their RFCs (docs/validation.md, the loss grid): whole-segment ssthresh (`tcp_reno_ssthresh`,
     /// `bictcp_recalc_ssthresh` work in packets); CUBIC keeps its Reno-friendly
     /// alpha = 3(1-beta)/(1+beta) (`bictcp_update`; RFC 9438 §4.3 switches to 1); a CC
     /// with its own `cong_control` (BBR) sets cwnd during recovery itself, without PRR
