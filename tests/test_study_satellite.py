@@ -91,6 +91,6 @@ def test_docstring_examples() -> None:
     import doctest
     import importlib
 
-    for name in ("tcplab.studies.satellite", "tcplab.studies.satellite_report"):
+    for name in ("tcplab.studies.satellite.configs", "tcplab.studies.satellite.report"):
         result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
         assert result.failed == 0, name

@@ -75,7 +75,7 @@ STUDY_VERSION = 1
 
 NS_PER_S = 1_000_000_000
 #: The scenario files the configurations come from.
-EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "satellite"
+EXAMPLES = Path(__file__).resolve().parents[4] / "examples" / "satellite"
 BASE_FILES = {False: "geo_return.toml", True: "geo_return_slacp.toml"}
 DAMA_MODES = ("cra", "rbdc", "vbdc")
 #: The diagnostic RBDC variant: the same MAC with a 1 s grant timeout.
@@ -376,13 +376,13 @@ class Definition(engine.StudyDefinition):
 
     def render_figures(self, tables: dict[str, pd.DataFrame], fig_dir: Path, params: StudyParams
                        ) -> list[dict[str, Any]]:
-        from tcplab.studies import satellite_report
+        from tcplab.studies.satellite import report as satellite_report
 
         return satellite_report.render_figures(tables, fig_dir, params)
 
     def write_report(self, out: Path, params: StudyParams, tables: dict[str, pd.DataFrame], findings: dict[str, Any],
                      figs: list[dict[str, Any]], manifest: dict[str, Any]) -> Path:
-        from tcplab.studies import satellite_report
+        from tcplab.studies.satellite import report as satellite_report
 
         return satellite_report.write_report(out, params, tables, findings, figs, manifest)
 

@@ -24,7 +24,7 @@ import pandas as pd
 
 from tcplab import stats
 from tcplab.studies import reporting as R
-from tcplab.studies import satellite as S
+from tcplab.studies.satellite import configs as S
 
 __all__ = ["render_figures", "write_report"]
 
