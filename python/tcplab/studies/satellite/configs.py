@@ -1,9 +1,9 @@
-"""Study ``satellite``: seed 004 end to end (issue 9).
+"""Set-up of the ``satellite`` study: seed 004's configurations, the worker and the plan.
 
 Seed 004 is M. Kojo, "On Efficient and TCP/IP Friendly Link Layers for Wireless WANs",
-FDPW 2005 (``shared/seeds/004_af47799115785341.txt``; SPEC.md, "Seed 004"): how much a
-TCP-friendly link layer (SLACP) and the satellite's capacity allocation (DAMA: CRA,
-RBDC, VBDC) change TCP over a lossy GEO return link.
+FDPW 2005 (``docs/seeds/004_af47799115785341.txt``): how much a TCP-friendly link layer
+(SLACP) and the satellite's capacity allocation (DAMA: CRA, RBDC, VBDC) change TCP over a
+lossy GEO return link.
 
 What runs (every choice the seed leaves open is a :class:`StudyParams` field or a
 scenario field, and ``docs/studies/satellite.md`` explains each):
@@ -24,11 +24,15 @@ scenario field, and ``docs/studies/satellite.md`` explains each):
   return link's error time series is drawn from that seed alone (its own substream,
   independent of the traffic), so every DAMA mode, SLACP setting, TCP variant and
   workload of a replication sees the same bursts.
-- **A diagnostic** (``rbdc_diagnostic``): RBDC with a 1 s grant timeout instead of the
-  default 318 ms, on the None/High/Huge models, to test the cause of finding S3.
+- **The slow-start overshoot of every run** (:func:`overshoot`): every run records
+  its cwnd series and the return link's drops; the segments lost to buffer overflow
+  while their flow was still in its initial slow start are the overshoot (its size,
+  and the time of its first drop).
+- **A diagnostic** (``rbdc_diagnostic``, tcplab's own): RBDC with a 1 s grant timeout
+  instead of the default 318 ms, on the None/High/Huge models.
 - **A trace** (``trace``): Enhanced TCP, no SLACP, no errors, replication 0, every DAMA
-  mode, with cwnd, the MAC buffer's occupancy and drops recorded (the seed's slow-start
-  overshoot trace).
+  mode, with cwnd, the MAC buffer's occupancy and drops recorded (the seed's slide
+  "Trace of Enhanced TCP").
 
 Execution is the shared study machine's (:mod:`tcplab.studies.engine`): a task is one
 configuration (DAMA, SLACP, error model, workload) x a block of replications x its TCP
@@ -48,38 +52,40 @@ from __future__ import annotations
 import copy
 import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
-import pandas as pd
 
-from tcplab import _core, stats
+from tcplab import _core
 from tcplab.scenario import Scenario
-from tcplab.studies import engine
-from tcplab.studies import findings as fnd
-from tcplab.studies.engine import BlockTask, StudyResult, task_key
+from tcplab.studies.engine import BlockTask, task_key
 from tcplab.sweeps import _set_path
 
 __all__ = [
-    "NAME", "SUMMARY", "DAMA_MODES", "ERROR_MODELS", "VARIANTS", "WORKLOADS", "StudyParams", "StudyResult",
-    "base_documents", "variant_document", "simulate_block", "plan", "run", "run_metrics", "summary_table",
-    "evaluate_findings", "EXAMPLES",
+    "NAME", "SEED_STUDY", "SUMMARY", "STUDY_VERSION", "DAMA_MODES", "RBDC_DIAGNOSTIC", "ERROR_MODELS", "ERROR_LABELS",
+    "SEED_ERROR_TABLE", "VARIANTS", "VARIANT_LABELS", "WORKLOADS", "HIGH_ERRORS", "LOW_ERRORS", "LOSSY_ERRORS",
+    "BASE_TCP", "SEED_SUBSET", "EXAMPLES", "StudyParams", "base_documents", "variant_document",
+    "core_scenario", "variants_of", "slow_start_exits", "overshoot", "simulate_block", "plan", "CONFIG", "RUN", "DAMA_ORDER",
 ]
 
 NAME = "satellite"
+#: The seed text this study reproduces (``docs/seeds/<stem>.txt``).
+SEED_STUDY = "004_af47799115785341"
 SUMMARY = "Seed 004: SLACP link layer and DAMA (CRA/RBDC/VBDC) under TCP over a lossy GEO return link"
-#: Bumped when a change alters what a task computes, so old task files are not reused.
-STUDY_VERSION = 1
+#: Bumped when a change alters what a task computes, so old task files are not reused
+#: (2: every run records its cwnd series and drops, for the overshoot columns).
+STUDY_VERSION = 2
 
-NS_PER_S = 1_000_000_000
 #: The scenario files the configurations come from.
 EXAMPLES = Path(__file__).resolve().parents[4] / "examples" / "satellite"
 BASE_FILES = {False: "geo_return.toml", True: "geo_return_slacp.toml"}
 DAMA_MODES = ("cra", "rbdc", "vbdc")
-#: The diagnostic RBDC variant: the same MAC with a 1 s grant timeout.
+#: The diagnostic RBDC variant (tcplab's, not the seed's): the same MAC with a 1 s grant timeout.
 RBDC_DIAGNOSTIC = "rbdc-1s"
+#: DAMA modes in report order, the diagnostic last.
+DAMA_ORDER = [*DAMA_MODES, RBDC_DIAGNOSTIC]
 ERROR_MODELS = ("none", "low", "medium", "high", "vhigh", "huge")
 ERROR_LABELS = {"none": "None", "low": "Low", "medium": "Medium", "high": "High", "vhigh": "VHigh", "huge": "Huge"}
 #: Seed 004's error table: average PER and the time series (between bursts, burst length).
@@ -94,8 +100,20 @@ WORKLOADS = {1: "1MB", 4: "250kB"}
 VARIANTS = ("reference", "enhanced", "enhanced+cbi", "enhanced-daass")
 VARIANT_LABELS = {"reference": "Reference", "enhanced": "Enhanced", "enhanced+cbi": "Enhanced + CBI",
                   "enhanced-daass": "Enhanced, no DAASS"}
+#: The seed's two TCPs (slides "TCP variants under study"); its conclusions compare these.
+BASE_TCP = ("reference", "enhanced")
+#: "High" link-error rates: the seed's models named High and above (average PER >= 5%).
 HIGH_ERRORS = ("high", "vhigh", "huge")
+#: Low link-error rates: the error-free link and the model named Low (PER 1-1.5%).
 LOW_ERRORS = ("none", "low")
+#: Every model with link errors.
+LOSSY_ERRORS = ERROR_MODELS[1:]
+#: The seed's "reduced set of tests" for CBI and DAASS: its slide "Attacking Slow-Start
+#: overshoot" plots "Elapsed Time vs Error model - SLACP", "VBDC - 1MB".
+SEED_SUBSET = {"dama": ["vbdc"], "slacp": [True], "n_flows": [1]}
+#: The columns of a run (a task's configuration is added in front by the engine).
+CONFIG = ["dama", "slacp", "error", "n_flows"]
+RUN = CONFIG + ["variant", "rep"]
 
 
 def base_documents() -> dict[bool, dict[str, Any]]:
@@ -139,8 +157,55 @@ def core_scenario(base: dict[str, Any], dama: str, error: str, n_flows: int, var
 
 
 def variants_of(n_flows: int) -> tuple[str, ...]:
-    """The TCP variants run on a workload (CBI and no-DAASS on the 1 MB transfer only)."""
+    """The TCP variants run on a workload (CBI and no-DAASS on the 1 MB transfer only).
+
+    Example:
+        >>> variants_of(4)
+        ('reference', 'enhanced')
+    """
     return VARIANTS if n_flows == 1 else VARIANTS[:2]
+
+
+def slow_start_exits(cwnd: dict[str, list[Any]]) -> dict[int, float]:
+    """When each flow's initial slow start ended, from its cwnd series (s; absent: it never ended).
+
+    The sender leaves its initial slow start when it first leaves the Open state
+    (``state`` 0: fast recovery or an RTO) or when cwnd first reaches a finite
+    ssthresh (CBI's reused ssthresh ends it without a loss).
+
+    Example:
+        >>> cw = {"t_s": [0.0, 2.0, 5.0, 0.0, 3.0], "flow_id": [0, 0, 0, 1, 1], "state": [0, 0, 1, 0, 0],
+        ...       "cwnd_bytes": [1410, 2820, 1410, 1410, 5000], "ssthresh_bytes": [None, None, 2000, 4000, 4000]}
+        >>> slow_start_exits(cw)
+        {0: 5.0, 1: 3.0}
+    """
+    exits: dict[int, float] = {}
+    for t, fid, state, cwnd, ssthresh in zip(cwnd["t_s"], cwnd["flow_id"], cwnd["state"], cwnd["cwnd_bytes"],
+                                             cwnd["ssthresh_bytes"]):
+        if fid in exits:
+            continue
+        if state != 0 or (ssthresh is not None and cwnd >= ssthresh):
+            exits[fid] = float(t)
+    return exits
+
+
+def overshoot(exits: dict[int, float], t_s: Sequence[float], flow_id: Sequence[int], cause: Sequence[str]
+              ) -> tuple[float, int]:
+    """The initial slow start's overshoot: ``(time of its first drop in s, segments lost)``.
+
+    The segments a flow lost to buffer overflow at the terminal while still in its
+    initial slow start (dropped before :func:`slow_start_exits` says it ended; the
+    sender sits on the terminal, so a segment is dropped when it is sent), summed over
+    the flows. ``(nan, 0)`` when nothing overflowed during slow start.
+
+    Example:
+        >>> overshoot({0: 5.0}, [3.4, 3.5, 4.0, 9.0], [0, 0, 0, 0], ["overflow", "overflow", "corruption", "overflow"])
+        (3.4, 2)
+        >>> overshoot({}, [], [], [])
+        (nan, 0)
+    """
+    times = [t for t, f, c in zip(t_s, flow_id, cause) if c == "overflow" and t < exits.get(f, math.inf)]
+    return (float(times[0]), len(times)) if times else (math.nan, 0)
 
 
 # --------------------------------------------------------------------------------------
@@ -149,10 +214,10 @@ def variants_of(n_flows: int) -> tuple[str, ...]:
 _RUN_COLUMNS = (
     "rep", "variant", "core_seed", "elapsed_s", "elapsed_mean_s", "unfinished", "segs_sent", "retransmits", "rtos",
     "spurious_rtos", "frto_spurious", "final_ssthresh_bytes", "initial_ssthresh_bytes", "drops_overflow",
-    "drops_corruption", "occ_max_bytes", "realised_per", "mac_slots_allocated", "mac_requests", "ll_frames_sent",
-    "ll_frames_retransmitted", "ll_fec_frames_sent", "ll_fec_blocks", "ll_fec_blocks_recovered",
-    "ll_frames_recovered", "ll_frames_given_up", "ll_residual_loss", "ll_frames_corrupted", "ll_acks_sent",
-    "sim_end_s", "events", "digest",
+    "drops_corruption", "occ_max_bytes", "occ_mean_bytes", "overshoot_s", "overshoot_drops", "realised_per",
+    "mac_slots_allocated", "mac_requests", "ll_frames_sent", "ll_frames_retransmitted", "ll_fec_frames_sent",
+    "ll_fec_blocks", "ll_fec_blocks_recovered", "ll_frames_recovered", "ll_frames_given_up", "ll_residual_loss",
+    "ll_frames_corrupted", "ll_acks_sent", "sim_end_s", "events", "digest",
 )
 
 
@@ -183,6 +248,9 @@ def simulate_block(spec: dict[str, Any]) -> dict[str, Any]:
     wanted = ("enhanced",) if spec["trace"] else tuple(spec.get("variants") or variants_of(n))
     cores = {v: core_scenario(spec["base"], spec["dama"], spec["error"], n, "enhanced" if v == "enhanced+cbi" else v)
              for v in wanted}
+    for core in cores.values():
+        # The cwnd series and the drop list give the overshoot columns; recording does not change the run.
+        core["record"].update({"cwnd": True, "drops": True})
     rows: dict[str, list[Any]] = {k: [] for k in _RUN_COLUMNS}
     out: dict[str, Any] = {}
     first, stop = spec["reps"]
@@ -202,6 +270,11 @@ def simulate_block(spec: dict[str, Any]) -> dict[str, Any]:
             doc = json.loads(_core.run(json.dumps(sc, separators=(",", ":")), core_seed))
             f, q, lk, meta = doc["flows"], doc["queues"], doc["links"], doc["meta"]
             qi, li = q["link"].index("return"), lk["link"].index("return")
+            ret = meta["link_names"].index("return")
+            drops = doc["series"]["drops"]
+            mine = [i for i, l in enumerate(drops["link"]) if l == ret]
+            ss_t, ss_n = overshoot(slow_start_exits(doc["series"]["cwnd"]), [drops["t_s"][i] for i in mine],
+                                   [drops["flow_id"][i] for i in mine], [drops["cause"][i] for i in mine])
             elapsed = np.array([_nan(v) for v in f["elapsed_s"]])
             if variant == "enhanced":
                 cached_ssthresh = f["final_ssthresh_bytes"][0] if n == 1 else None
@@ -214,7 +287,8 @@ def simulate_block(spec: dict[str, Any]) -> dict[str, Any]:
                 "spurious_rtos": int(sum(f["spurious_rtos"])), "frto_spurious": int(sum(f["frto_spurious"])),
                 "final_ssthresh_bytes": _nan(f["final_ssthresh_bytes"][0]), "initial_ssthresh_bytes": _nan(initial),
                 "drops_overflow": q["drops_overflow"][qi], "drops_corruption": q["drops_corruption"][qi],
-                "occ_max_bytes": q["occ_max_bytes"][qi], "realised_per": _nan(lk["realised_per"][li]),
+                "occ_max_bytes": q["occ_max_bytes"][qi], "occ_mean_bytes": _nan(q["occ_mean_bytes"][qi]),
+                "overshoot_s": ss_t, "overshoot_drops": ss_n, "realised_per": _nan(lk["realised_per"][li]),
                 "mac_slots_allocated": _nan(lk["mac_slots_allocated"][li]), "mac_requests": _nan(lk["mac_requests"][li]),
                 "sim_end_s": meta["sim_end_s"], "events": meta["events"], "digest": meta["digest"],
             }
@@ -229,16 +303,14 @@ def simulate_block(spec: dict[str, Any]) -> dict[str, Any]:
                                      "ssthresh_bytes": [_nan(x) for x in s["cwnd"]["ssthresh_bytes"]],
                                      "state": s["cwnd"]["state"]}
                 out["trace_queue"] = {"t_s": s["queue"]["t_s"], "pkts": s["queue"]["pkts"], "bytes": s["queue"]["bytes"]}
-                drops = s["drops"]
-                keep = [i for i, l in enumerate(drops["link"]) if l == 0]
-                out["trace_drops"] = {"t_s": [drops["t_s"][i] for i in keep], "cause": [drops["cause"][i] for i in keep]}
+                out["trace_drops"] = {"t_s": [drops["t_s"][i] for i in mine], "cause": [drops["cause"][i] for i in mine]}
     if not spec["trace"]:
         out["runs"] = {k: np.asarray(v) for k, v in rows.items()}
     return out
 
 
 # --------------------------------------------------------------------------------------
-# Planning and running
+# Planning
 
 
 @dataclass
@@ -328,275 +400,3 @@ def plan(params: StudyParams) -> list[BlockTask]:
             tasks.append(BlockTask(task_key(spec), spec, (stop - first) * n_variants))
     weight = {e: i for i, e in enumerate(ERROR_MODELS)}
     return sorted(tasks, key=lambda t: (-weight[t.spec["error"]], -t.runs))
-
-
-CONFIG = ["dama", "slacp", "error", "n_flows"]
-RUN = CONFIG + ["variant", "rep"]
-_DAMA_ORDER = list(DAMA_MODES) + [RBDC_DIAGNOSTIC]
-
-
-def _order(df: pd.DataFrame) -> pd.DataFrame:
-    if not len(df):
-        return df
-    keys = pd.DataFrame({"_n": df["n_flows"], "_d": df["dama"].map(_DAMA_ORDER.index), "_s": df["slacp"].astype(int),
-                         "_e": df["error"].map(list(ERROR_MODELS).index),
-                         "_v": df["variant"].map(list(VARIANTS).index)}, index=df.index)
-    ordered = pd.concat([df, keys], axis=1).sort_values(["_n", "_d", "_s", "_e", "rep", "_v"], kind="stable")
-    return ordered.drop(columns=list(keys.columns)).reset_index(drop=True)
-
-
-class Definition(engine.StudyDefinition):
-    """Seed 004 for the shared study machine (:func:`tcplab.studies.engine.run_study`)."""
-
-    name = NAME
-    seed_study = "004_af47799115785341"
-    version = STUDY_VERSION
-    task_tables = ("runs", "trace_cwnd", "trace_queue", "trace_drops")
-    config_columns = (("dama", "string"), ("slacp", "bool"), ("error", "string"), ("n_flows", "int64"))
-    empty_columns = tuple(RUN)
-    block = staticmethod(simulate_block)
-
-    def plan(self, params: StudyParams) -> list[BlockTask]:
-        return plan(params)
-
-    def order(self, spec: dict[str, Any]) -> tuple[Any, ...]:
-        return (spec["trace"], spec["n_flows"], _DAMA_ORDER.index(spec["dama"]), spec["slacp"],
-                ERROR_MODELS.index(spec["error"]), spec["reps"][0])
-
-    def n_runs(self, params: StudyParams) -> int:
-        return params.n_runs()
-
-    def params_dict(self, params: StudyParams) -> dict[str, Any]:
-        return asdict(params)
-
-    def analyse(self, tables: dict[str, pd.DataFrame], params: StudyParams
-                ) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
-        rm = run_metrics(tables["runs"])
-        return {"run_metrics": rm, "summary": summary_table(rm)}, evaluate_findings(rm, params)
-
-    def render_figures(self, tables: dict[str, pd.DataFrame], fig_dir: Path, params: StudyParams
-                       ) -> list[dict[str, Any]]:
-        from tcplab.studies.satellite import report as satellite_report
-
-        return satellite_report.render_figures(tables, fig_dir, params)
-
-    def write_report(self, out: Path, params: StudyParams, tables: dict[str, pd.DataFrame], findings: dict[str, Any],
-                     figs: list[dict[str, Any]], manifest: dict[str, Any]) -> Path:
-        from tcplab.studies.satellite import report as satellite_report
-
-        return satellite_report.write_report(out, params, tables, findings, figs, manifest)
-
-
-DEFINITION = Definition()
-
-
-def run(out: str | Path, params: StudyParams | None = None, jobs: int | None = None, scheduler: str | None = None,
-        progress: bool = True, figures: bool = True) -> StudyResult:
-    """Runs (or resumes) the study and writes tables, figures, ``findings.json`` and ``report.html``.
-
-    The CLI is ``tcplab study satellite [--reps N] [--jobs J] [--scheduler ADDR] [--out DIR]``.
-    """
-    return engine.run_study(DEFINITION, out, params or StudyParams(), jobs=jobs, scheduler=scheduler,
-                            progress=progress, figures=figures)
-
-
-# --------------------------------------------------------------------------------------
-# Analysis
-
-
-def run_metrics(runs: pd.DataFrame) -> pd.DataFrame:
-    """One row per run, in report order, with derived columns.
-
-    ``retx_per_frame`` = SLACP retransmissions per frame first sent; ``fec_per_frame`` =
-    redundancy frames per frame first sent (NaN without SLACP).
-    """
-    if not len(runs):
-        return runs
-    rm = runs.copy()
-    rm["slacp"] = rm["slacp"].astype(bool)
-    rm["retx_per_frame"] = rm["ll_frames_retransmitted"] / rm["ll_frames_sent"]
-    rm["fec_per_frame"] = rm["ll_fec_frames_sent"] / rm["ll_frames_sent"]
-    return _order(rm)
-
-
-def summary_table(rm: pd.DataFrame) -> pd.DataFrame:
-    """Per configuration and TCP variant: means with 95% Student-t half-widths over replications."""
-    rows = []
-    for key, part in rm.groupby(RUN[:-1], sort=False):
-        dama, slacp, error, n, variant = key
-        row: dict[str, Any] = {"DAMA": dama, "SLACP": "on" if slacp else "off", "error": ERROR_LABELS[error],
-                               "workload": f"{n} x {WORKLOADS[n]}", "TCP": VARIANT_LABELS[variant], "reps": len(part)}
-        for col, name in (("elapsed_s", "elapsed (s)"), ("retransmits", "TCP retx/run"), ("rtos", "RTOs/run"),
-                          ("drops_overflow", "overflow drops/run"), ("ll_frames_given_up", "given up/run")):
-            est = stats.mean_ci(part[col].astype(float))
-            row[name] = est.value
-            row[name + " ±"] = (est.high - est.value) if est.n >= 2 else math.nan
-        rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def _paired(rm: pd.DataFrame, metric: str, factor: str, test: Any, ref: Any, where: dict[str, Sequence[Any]],
-            relative: bool = True) -> tuple[pd.DataFrame, dict[str, Any], list[dict[str, Any]]]:
-    return fnd.paired(rm, metric, factor, test, ref, where, relative, unit=RUN)
-
-
-def _per_rep(pairs: pd.DataFrame) -> pd.Series:
-    return pairs.groupby("rep")["diff"].mean() if len(pairs) else pd.Series(dtype=float)
-
-
-def _difference(a: pd.DataFrame, b: pd.DataFrame) -> dict[str, Any]:
-    """Per replication, (mean paired difference in scope a) - (in scope b); Student-t over replications."""
-    d = (_per_rep(a) - _per_rep(b)).dropna()
-    return fnd.estimate(d) if len(d) else {"value": math.nan, "ci": [math.nan, math.nan], "n": 0}
-
-
-def evaluate_findings(rm: pd.DataFrame, params: StudyParams) -> dict[str, Any]:
-    """Checks seed 004's five findings; returns the ``findings.json`` document.
-
-    Every comparison is paired by replication (the same error time series) and pooled
-    over the configurations in its scope: per replication, the mean relative change of
-    the elapsed time (``elapsed_s``: until the last flow's last byte), then a 95%
-    Student-t interval over the replications. A "difference" check compares two such
-    relative changes replication by replication.
-    """
-    main = rm[rm["dama"].isin(DAMA_MODES)]
-    errors = [e for e in params.errors]
-    high = [e for e in HIGH_ERRORS if e in errors]
-    low = [e for e in LOW_ERRORS if e in errors]
-    base_tcp = ["reference", "enhanced"]
-    findings: list[dict[str, Any]] = []
-    check, finding, below, above, count = fnd.legacy_check, fnd.finding, fnd.below, fnd.above, fnd.count
-
-    # S1 ------------------------------------------------------------------------------
-    pairs, est, per = _paired(main, "elapsed_s", "variant", "enhanced", "reference", {})
-    checks = [check("S1a", "Enhanced TCP is faster than Reference TCP",
-                    "relative change of elapsed time, Enhanced vs Reference (same configuration and replication), "
-                    "pooled over every DAMA mode, SLACP setting, error model and workload; held if the 95% CI is below 0",
-                    "relative change of elapsed time, Enhanced vs Reference", "fraction", est, below(est), per,
-                    configs_below_zero=count(per, "below"), configs_above_zero=count(per, "above"))]
-    off, e_off, _ = _paired(main, "elapsed_s", "variant", "enhanced", "reference", {"slacp": [False]})
-    on, e_on, _ = _paired(main, "elapsed_s", "variant", "enhanced", "reference", {"slacp": [True]})
-    est = _difference(off, on)
-    checks.append(check("S1b", "... in particular without SLACP",
-                        "per replication, the Enhanced-vs-Reference relative change without SLACP minus the same with "
-                        "SLACP (pooled over DAMA, errors, workloads); held if the 95% CI is below 0 (a larger gain "
-                        "without SLACP)", "difference of relative changes, SLACP off - on", "fraction", est, below(est),
-                        [], gain_without_slacp=fnd.clean(e_off), gain_with_slacp=fnd.clean(e_on)))
-    findings.append(finding("S1", "Enhanced TCP performs better than Reference TCP, in particular without SLACP", checks))
-
-    # S2 ------------------------------------------------------------------------------
-    checks = []
-    if high:
-        hi, est, per = _paired(main, "elapsed_s", "slacp", True, False, {"error": high, "variant": base_tcp})
-        checks.append(check("S2a", "SLACP shortens transfers when the error rate is high",
-                            f"relative change of elapsed time, SLACP on vs off, error models {', '.join(high)}, pooled "
-                            "over DAMA modes, Reference/Enhanced and workloads; held if the 95% CI is below 0",
-                            "relative change of elapsed time, SLACP on vs off", "fraction", est, below(est), per,
-                            configs_below_zero=count(per, "below"), configs_above_zero=count(per, "above")))
-        if low:
-            lo, e_lo, _ = _paired(main, "elapsed_s", "slacp", True, False, {"error": low, "variant": base_tcp})
-            est = _difference(hi, lo)
-            checks.append(check("S2b", "... and more than when it is low",
-                                f"per replication, SLACP's relative change at {', '.join(high)} minus at {', '.join(low)}; "
-                                "held if the 95% CI is below 0", "difference of relative changes, high - low errors",
-                                "fraction", est, below(est), [], change_at_low_errors=fnd.clean(e_lo)))
-    findings.append(finding("S2", "SLACP improves TCP significantly when the error rate is high", checks))
-
-    # S3 ------------------------------------------------------------------------------
-    checks = []
-    scope = {"variant": base_tcp}
-    for cid, test, ref, claim in (("S3a", "rbdc", "cra", "CRA is faster than RBDC"),
-                                  ("S3b", "vbdc", "cra", "CRA is faster than VBDC"),
-                                  ("S3c", "vbdc", "rbdc", "RBDC is faster than VBDC")):
-        _, est, per = _paired(main, "elapsed_s", "dama", test, ref, scope)
-        checks.append(check(cid, claim, f"relative change of elapsed time, {test.upper()} vs {ref.upper()}, pooled over "
-                            "SLACP settings, error models, workloads, Reference/Enhanced; held if the 95% CI is above 0",
-                            f"relative change of elapsed time, {test.upper()} vs {ref.upper()}", "fraction", est,
-                            above(est), per, configs_above_zero=count(per, "above"),
-                            configs_below_zero=count(per, "below")))
-    if high and low:
-        hi, e_hi, per_hi = _paired(main, "elapsed_s", "dama", "rbdc", "cra", {"error": high, "variant": base_tcp})
-        lo, e_lo, _ = _paired(main, "elapsed_s", "dama", "rbdc", "cra", {"error": low, "variant": base_tcp})
-        est = _difference(hi, lo)
-        hv, e_hv, _ = _paired(main, "elapsed_s", "dama", "rbdc", "vbdc", {"error": high, "variant": base_tcp})
-        checks.append(check("S3d", "with high error rates TCP performs very poorly with RBDC",
-                            f"per replication, RBDC's relative slowdown vs CRA at {', '.join(high)} minus at "
-                            f"{', '.join(low)}; held if the 95% CI is above 0 (RBDC suffers more from errors), and RBDC "
-                            "is not faster than VBDC at those error rates (RBDC vs VBDC CI not below 0)",
-                            "difference of RBDC-vs-CRA relative changes, high - low errors", "fraction", est,
-                            above(est) and not below(e_hv), per_hi, rbdc_vs_cra_high=fnd.clean(e_hi),
-                            rbdc_vs_cra_low=fnd.clean(e_lo), rbdc_vs_vbdc_high=fnd.clean(e_hv)))
-    findings.append(finding("S3", "A longer allocation delay means slower error recovery: CRA is best, RBDC is better "
-                                  "than VBDC, and with high error rates TCP performs very poorly with RBDC", checks))
-
-    # S4 ------------------------------------------------------------------------------
-    checks = []
-    if "none" in errors:
-        _, est, per = _paired(main, "drops_overflow", "variant", "enhanced", "reference", {"error": ["none"]},
-                              relative=False)
-        checks.append(check("S4a", "without link errors, Enhanced TCP overshoots the MAC buffer more than Reference",
-                            "buffer-overflow drops at the terminal per run, Enhanced - Reference, error model None, "
-                            "pooled over DAMA, SLACP and workloads; held if the 95% CI is above 0",
-                            "difference of overflow drops per run, Enhanced - Reference", "packets", est, above(est),
-                            per, configs_above_zero=count(per, "above")))
-        _, est_all, per_all = _paired(main, "elapsed_s", "variant", "enhanced", "reference", {"error": ["none"]})
-        slower = [c for c in per_all if c["n"] >= 2 and c["ci"][0] > 0]
-        worst = max(per_all, key=lambda c: c["value"]) if per_all else {"value": math.nan, "ci": [math.nan] * 2, "n": 0}
-        checks.append(check("S4b", "... and in some configurations that makes Enhanced slower than Reference",
-                            "relative change of elapsed time, Enhanced vs Reference, error model None, per configuration "
-                            "(DAMA x SLACP x workload); held if at least one configuration's 95% CI is above 0 "
-                            "(statistic: the configuration with the largest change)",
-                            "relative change of elapsed time, Enhanced vs Reference (worst configuration)", "fraction",
-                            worst, bool(slower), per_all, configs_slower=len(slower)))
-    # CBI and DAASS on the seed's own subset ("Attacking slow-start overshoot": VBDC,
-    # SLACP, 1 MB, every error model); the pooled result over every 1 MB configuration
-    # is reported with each check.
-    seed_subset = {"n_flows": [1], "dama": ["vbdc"], "slacp": [True]}
-    for cid, variant, claim, stat in (("S4c", "enhanced+cbi", "CBI ssthresh reuse helps Enhanced TCP", "CBI"),
-                                      ("S4d", "enhanced-daass", "disabling DAASS helps Enhanced TCP", "no DAASS")):
-        _, est, per = _paired(main, "elapsed_s", "variant", variant, "enhanced", seed_subset)
-        _, est_all, per_all = _paired(main, "elapsed_s", "variant", variant, "enhanced", {"n_flows": [1]})
-        checks.append(check(cid, claim,
-                            f"relative change of elapsed time, {VARIANT_LABELS[variant]} vs Enhanced, on the seed's "
-                            "subset (VBDC, SLACP, 1 MB), pooled over error models; held if the 95% CI is below 0",
-                            f"relative change of elapsed time, {stat} vs Enhanced (VBDC, SLACP, 1 MB)", "fraction", est,
-                            below(est), per, configs_below_zero=count(per, "below"),
-                            configs_above_zero=count(per, "above"), every_1mb_configuration=fnd.clean(est_all),
-                            every_1mb_configs_below_zero=count(per_all, "below"),
-                            every_1mb_configs_above_zero=count(per_all, "above")))
-    findings.append(finding("S4", "Slow-start overshoot decreases Enhanced TCP's performance in some cases; CBI ssthresh "
-                                  "reuse helps, and so does disabling DAASS", checks))
-
-    # S5 ------------------------------------------------------------------------------
-    _, est, per = _paired(main, "elapsed_s", "n_flows", 4, 1, {"variant": base_tcp})
-    findings.append(finding("S5", "Four flows beat one flow for the same 1 MB", [
-        check("S5a", "4 x 250 kB finish sooner than 1 x 1 MB",
-              "relative change of elapsed time (until the last flow ends), 4 flows vs 1, pooled over DAMA, SLACP, error "
-              "models, Reference/Enhanced; held if the 95% CI is below 0", "relative change of elapsed time, 4 flows vs 1",
-              "fraction", est, below(est), per, configs_below_zero=count(per, "below"),
-              configs_above_zero=count(per, "above"))]))
-
-    doc = fnd.document(NAME, "004_af47799115785341", asdict(params), params.reps, ["geo"], fnd.METHOD, findings)
-    doc["diagnostics"] = diagnostics(rm)
-    return doc
-
-
-def diagnostics(rm: pd.DataFrame) -> dict[str, Any]:
-    """S3's cause, tested: RBDC with a 1 s grant timeout vs the default 318 ms and vs VBDC.
-
-    The default grant lapses whenever the terminal sends nothing for 12 superframes, which
-    a GEO round trip of TCP (> 0.5 s) does in every slow-start round and after every
-    timeout, so each restart waits one allocation delay. With a 1 s timeout the grant
-    survives those pauses.
-    """
-    sub = rm[(rm["n_flows"] == 1) & rm["variant"].isin(["reference", "enhanced"])]
-    sub = sub[sub["error"].isin(set(sub.loc[sub["dama"] == RBDC_DIAGNOSTIC, "error"]))]
-    if not (sub["dama"] == RBDC_DIAGNOSTIC).any():
-        return {}
-    out: dict[str, Any] = {"scope": "1 MB, Reference and Enhanced, SLACP off and on, error models "
-                                    + ", ".join(sorted(set(sub.loc[sub['dama'] == RBDC_DIAGNOSTIC, 'error'])))}
-    for name, (test, ref) in {"rbdc_1s_vs_rbdc": (RBDC_DIAGNOSTIC, "rbdc"), "rbdc_1s_vs_vbdc": (RBDC_DIAGNOSTIC, "vbdc"),
-                              "rbdc_vs_vbdc": ("rbdc", "vbdc"), "rbdc_1s_vs_cra": (RBDC_DIAGNOSTIC, "cra")}.items():
-        _, est, per = _paired(sub, "elapsed_s", "dama", test, ref, {})
-        out[name] = {**fnd.clean(est), "per_config": [fnd.clean(c) for c in per]}
-    return out

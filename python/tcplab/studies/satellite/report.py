@@ -1,15 +1,22 @@
-"""Figures and ``report.html`` of the ``satellite`` study (seed 004).
+"""Figures and ``report.html`` of the ``satellite`` study (seed 004, ``docs/seeds/004_af47799115785341.txt``).
 
 Figures (``figures/*.png`` and ``.svg``):
 
 - ``elapsed_1mb`` / ``elapsed_4x250kb``: elapsed time against error model, one panel per
-  DAMA mode and SLACP setting, one line per TCP variant, 95% CIs over replications;
-- ``elapsed_by_dama``: the same data by DAMA mode (finding S3);
-- ``workloads``: one flow against four (finding S5);
+  DAMA mode and SLACP setting, one line per TCP variant, 95% CIs over replications
+  (findings S1-S3, S7, S11, S12);
+- ``elapsed_by_dama``: the same data by DAMA mode (findings S4-S6);
+- ``workloads``: one flow against four (findings S13, S14);
+- ``overshoot_drops``: segments lost in the initial slow start's overshoot against
+  error model, 1 MB (findings S8-S12);
 - ``overshoot_trace``: Enhanced TCP's slow start without errors or SLACP: cwnd, ssthresh,
-  the MAC buffer's occupancy and the drops, per DAMA mode (finding S4);
+  the MAC buffer's occupancy and the drops, per DAMA mode (the seed's "Trace of Enhanced
+  TCP");
 - ``link_layer``: SLACP's counters per error model;
-- ``rbdc_timeout``: the RBDC-timeout diagnostic of finding S3.
+- ``rbdc_timeout``: tcplab's RBDC-timeout diagnostic (extension X1).
+
+The module takes what it draws from :mod:`.configs` (constants) and its arguments
+(tables, findings); it does not import the package that calls it.
 """
 
 from __future__ import annotations
@@ -91,7 +98,7 @@ def render_figures(tables: dict[str, pd.DataFrame], fig_dir: Path, params: S.Stu
         axes[r, 0].set_ylabel("elapsed time (s)")
     axes[0, 0].legend(fontsize=8)
     figs.append({"stem": "elapsed_by_dama", "section": "elapsed", **R.save(fig, fig_dir, "elapsed_by_dama"),
-                 "caption": "Elapsed time of the 1 MB transfer by DAMA mode (finding S3), mean and 95% CI."})
+                 "caption": "Elapsed time of the 1 MB transfer by DAMA mode (findings S4-S6), mean and 95% CI."})
 
     fig, axes = R.figure(1, 2, 9.5, 3.6, sharey=True)
     for c, slacp in enumerate((False, True)):
@@ -109,7 +116,22 @@ def render_figures(tables: dict[str, pd.DataFrame], fig_dir: Path, params: S.Stu
     axes[0, 0].set_ylabel("elapsed time (s)")
     axes[0, 0].legend(fontsize=7)
     figs.append({"stem": "workloads", "section": "elapsed", **R.save(fig, fig_dir, "workloads"),
-                 "caption": "One 1 MB flow against four 250 kB flows (finding S5): time until the last byte."})
+                 "caption": "One 1 MB flow against four 250 kB flows (finding S13): time until the last byte."})
+
+    one = main[main["n_flows"] == 1]
+    if len(one):
+        fig, axes = R.figure(3, 2, 9.5, 9.0, sharey=True)
+        for r, dama in enumerate(S.DAMA_MODES):
+            for c, slacp in enumerate((False, True)):
+                sub = one[(one["dama"] == dama) & (one["slacp"] == slacp)]
+                _lines(axes[r, c], sub, "variant", list(S.VARIANTS), S.VARIANT_LABELS, errors, metric="overshoot_drops")
+                axes[r, c].set_title(f"{dama.upper()}, SLACP {'on' if slacp else 'off'}")
+                if c == 0:
+                    axes[r, c].set_ylabel("segments lost in the overshoot")
+        axes[0, 0].legend(fontsize=8)
+        figs.append({"stem": "overshoot_drops", "section": "trace", **R.save(fig, fig_dir, "overshoot_drops"),
+                     "caption": "Segments lost to buffer overflow at the terminal while their flow was still in its "
+                                "initial slow start (the overshoot), 1 MB, mean and 95% CI (findings S8-S12)."})
 
     cw, qu, dr = tables.get("trace_cwnd"), tables.get("trace_queue"), tables.get("trace_drops")
     if cw is not None and len(cw):
@@ -165,7 +187,8 @@ def render_figures(tables: dict[str, pd.DataFrame], fig_dir: Path, params: S.Stu
         axes[0, 0].set_ylabel("elapsed time (s)")
         axes[0, 0].legend(fontsize=8)
         figs.append({"stem": "rbdc_timeout", "section": "diag", **R.save(fig, fig_dir, "rbdc_timeout"),
-                     "caption": "Finding S3's cause: RBDC with its grant timeout raised from 12 superframes to 1 s."})
+                     "caption": "tcplab's diagnostic (extension X1): RBDC with its grant timeout raised from 12 "
+                                "superframes to 1 s."})
     return figs
 
 
@@ -195,8 +218,8 @@ def write_report(out: Path, params: S.StudyParams, tables: dict[str, pd.DataFram
     rm = tables["run_metrics"]
     title = "tcplab study satellite: SLACP and DAMA under TCP over a lossy GEO return link (seed 004)"
     unfinished = int(rm["unfinished"].sum()) if len(rm) else 0
-    intro = ("<p>M. Kojo, <i>On Efficient and TCP/IP Friendly Link Layers for Wireless WANs</i>, FDPW 2005, reproduced "
-             "on tcplab's simulator. " + R.provenance(manifest, f"{params.n_runs()} runs ({unfinished} flows unfinished)")
+    intro = ("<p>M. Kojo, <i>On Efficient and TCP/IP Friendly Link Layers for Wireless WANs</i>, FDPW 2005 "
+             "(<code>docs/seeds/004_af47799115785341.txt</code>), its claims checked on tcplab's simulator. " + R.provenance(manifest, f"{params.n_runs()} runs ({unfinished} flows unfinished)")
              + "</p>" + R.nav(["runs.parquet", "run_metrics.parquet", "summary.parquet", "trace_cwnd.parquet",
                                "trace_queue.parquet", "trace_drops.parquet", "findings.json", "study.json"]))
     diag = findings.get("diagnostics") or {}
@@ -205,7 +228,7 @@ def write_report(out: Path, params: S.StudyParams, tables: dict[str, pd.DataFram
         rows = [{"comparison": k.replace("_", " "), "relative change": R.fmt(v["value"]),
                  "95% CI": f"[{R.fmt(v['ci'][0])}, {R.fmt(v['ci'][1])}]", "replications": v["n"]}
                 for k, v in diag.items() if isinstance(v, dict)]
-        extra = ("<h3>Diagnostic: RBDC's grant timeout</h3><p class='small'>" + html.escape(diag.get("scope", ""))
+        extra = ("<h3>Diagnostic (tcplab's, extension X1): RBDC's grant timeout</h3><p class='small'>" + html.escape(diag.get("scope", ""))
                  + "; relative change of elapsed time, paired by replication.</p>" + R.table_html(pd.DataFrame(rows)))
     summary_html = ("<h2 id='summary'>Summary table</h2><p class='small'>Per configuration and TCP variant, means over "
                     "replications; “±” is the half-width of the 95% Student-t interval.</p>"
