@@ -484,7 +484,7 @@ def test_iw_testbed_emulate_mode_counts_the_same_transactions(tmp_path: Path) ->
     # One 20 Mbit/s configuration (IW10, 5 opens, no background) with a 2 s window: 12 s
     # of real time. Transactions are drawn by the simulator's generators and counted by
     # their scheduled start, so every engine counts the same ones.
-    from tcplab.studies import iw_testbed_emulate as M
+    from tcplab.studies.iw_testbed import emulate as M
 
     p = M.EmulateParams(links=["20m"], iw=["iw10"], opens=[5], bg=[False], measure_20m_s=2.0)
     res = M.run(tmp_path / "iwt", p, progress=False)

@@ -300,7 +300,7 @@ STUDIES: dict[str, Study] = {
             StudyParam("keep_txn_reps", int, 2, "replications whose per-transaction rows are kept (CDFs)"),
         ],
         runner=_runner("iw_testbed"),
-        emulate_runner=_emulate_runner("iw_testbed_emulate"),
+        emulate_runner=_emulate_runner("iw_testbed.emulate"),
         emulate_params=(
             StudyParam("seed", int, 1, "master seed: replication r uses core seed seed + r"),
             StudyParam("iw", _str_list, ["iw3", "iw10"], "IW variants (iw3, iw10, mix), comma-separated"),

@@ -1,18 +1,17 @@
-"""Study ``iw-testbed``: seed 001 reproduced end to end in simulation (issue 10).
+"""Study ``iw-testbed``: seed 001's testbed simulated end to end (runs, per-run metrics, the study).
 
 Seed 001 is H.K. J. Chu and Y. Wang, "A testbed study on IW10 vs IW3"
-(draft-ietf-tcpm-initcwnd, IETF 79, 2010; ``shared/seeds/001_ac085380cef1778f.txt``;
-SPEC.md, "Seed 001"): netperf-style web transactions and iperf-like bulk flows over a
-Linux testbed with a 64 kbit/s or 20 Mbit/s bottleneck.
+(draft-ietf-tcpm-initcwnd-00, IETF 79, 2010; ``docs/seeds/001_ac085380cef1778f.txt``):
+netperf-style web transactions and iperf-like bulk flows over a Linux testbed with a
+64 kbit/s or 20 Mbit/s bottleneck. The set-up is :mod:`tcplab.studies.iw_testbed.testbed`;
+the claims checked on these runs are :mod:`tcplab.studies.iw_testbed.claims`, the
+ledger mapping every seed sentence to them ``ledger.toml`` beside this file.
 
 What runs (``docs/studies/iw-testbed.md`` explains every choice the seed leaves open):
 
 - **Scenarios.** The configurations are ordinary scenario files,
   ``examples/iw-testbed/testbed-<link>.toml`` (``tcplab run`` accepts them). The study
-  sets its swept values by path (:func:`configure`): the IW variant
-  (``flows[rpc].iw_mix``), single or 5 simultaneous opens (``flows[rpc].batch``), the
-  offered load (``flows[rpc].arrivals.load``), ``tcp.sack``, with or without the
-  background entry, and the run length (``duration`` and every entry's ``stop``).
+  sets its swept values by path (:func:`~tcplab.studies.iw_testbed.testbed.configure`).
 - **Topology.** A dumbbell of 4 client/server pairs; netem-style 150 ms each way
   (RTT 300 ms); the bottleneck 64 kbit/s with a 40-packet queue or 20 Mbit/s with a
   500-packet queue, the same in both directions (HTB on the router).
@@ -21,33 +20,35 @@ What runs (``docs/studies/iw-testbed.md`` explains every choice the seed leaves 
   offered load of the bottleneck split equally over the 4 clients, one or 5
   transactions per arrival. With background: 2 bulk CUBIC flows (``s0 -> d0``,
   ``s1 -> d1``) from 0 s and 1 s to the end of the arrivals.
-- **Grid** (:data:`LINKS`, :data:`IW_VARIANTS`): IW3, IW10, or the 50/50 mix *per
-  client* (clients 0 and 2 IW3, clients 1 and 3 IW10; the testbed set IW per route);
-  single or 5 opens; loads 75 % / 97.5 % (64 kbit/s) and 72 % / 96 % (20 Mbit/s), the
-  seed's pairs; SACK on or off; with or without the 2 background flows.
+- **Grid** (:func:`~tcplab.studies.iw_testbed.testbed.configurations`): IW3, IW10, or
+  the 50/50 mix *per client* (clients 0 and 2 IW3, clients 1 and 3 IW10; the testbed
+  set IW per route); SACK on or off; per link a light load (30 %, single opens, no
+  background: tcplab's value for the seed's "lightly loaded" tests) and the seed's two
+  loads, 75 % / 97.5 % (64 kbit/s) and 72 % / 96 % (20 Mbit/s), each with single or 5
+  opens, without or with the 2 background flows.
 - **TCP.** Profile ``linux-2.6`` (the seed's kernels predate PRR, Linux 3.2, and
-  RACK-TLP, 4.4, which profile ``linux`` now has), CUBIC, the FIN quirk, and the seed's 2.6 kernels' initial
-  RTO (3 s) and timestamps (RTT per ACK, Eifel undo, 52 B headers, MSS 1448): set in
-  the scenario files.
+  RACK-TLP, 4.4), CUBIC, the FIN quirk, and the seed's 2.6 kernels' initial RTO (3 s)
+  and timestamps (RTT per ACK, Eifel undo, 52 B headers, MSS 1448): set in the
+  scenario files.
 - **Replications.** Replication ``r`` runs with core seed ``seed + r`` for every IW
   variant and SACK setting: the arrivals are the same draws (common random numbers),
-  so variants are compared transaction by transaction in aggregate.
+  so variants are compared run by run.
 - **Measurement.** Transactions that start in the window ``[warm-up, warm-up +
   measure)`` count; arrivals stop at its end; the run continues a drain time so that
   they can finish; any still open at the end counts as an infinite UCT in the
-  percentiles and is reported (never dropped).
+  percentiles and is reported (never dropped). Each run also records the UCT of one
+  transaction alone on the idle testbed with its IW (:func:`idle_uct`), the part of a
+  UCT that is neither queueing nor competition.
 
 Example:
-    >>> [(l.name, l.loads, l.warmup_s) for l in LINKS.values()]
-    [('64k', (0.75, 0.975), 60.0), ('20m', (0.72, 0.96), 10.0)]
     >>> p = StudyParams(reps=2)
-    >>> len(p.configurations()), p.n_runs()   # 2 links x 2 loads x 2 opens x 2 bg; x 6 TCP variants x 2
-    (16, 192)
+    >>> len(p.configurations()), p.n_runs()   # 2 links x (1 light + 2 loads x 2 opens x 2 bg); x 6 TCP variants x 2
+    (18, 216)
 """
 
 from __future__ import annotations
 
-import copy
+import functools
 import json
 import math
 from dataclasses import asdict, dataclass, field
@@ -59,105 +60,17 @@ import pandas as pd
 
 from tcplab import _core
 from tcplab.studies import engine
-from tcplab.studies import findings as fnd
 from tcplab.studies.engine import BlockTask, StudyResult, task_key
+from tcplab.studies.iw_testbed.testbed import (IW_VARIANTS, LINKS, NAME, SACK, SEED_STUDY, base_scenario,
+                                               configurations, configure, idle_document)
 
-__all__ = ["NAME", "SUMMARY", "TestbedLink", "LINKS", "IW_VARIANTS", "StudyParams", "StudyResult", "base_scenario",
-           "configure", "simulate_block", "run_metrics_of", "batch_overflow", "plan", "run", "evaluate_findings",
-           "SCENARIO_DIR"]
+__all__ = ["NAME", "SUMMARY", "StudyParams", "StudyResult", "simulate_block", "run_metrics_of", "batch_overflow",
+           "idle_uct", "plan", "run", "evaluate_findings", "DEFINITION"]
 
-NAME = "iw-testbed"
 SUMMARY = "Seed 001: IW10 vs IW3 testbed, web transactions (single / 5 opens), Poisson load, SACK, long-lived flows"
 #: Bumped when a change alters what a task computes, so old task files are not reused.
-STUDY_VERSION = 2
+STUDY_VERSION = 3
 NS_PER_S = 1_000_000_000
-#: The study's scenario files.
-SCENARIO_DIR = Path(__file__).resolve().parents[3] / "examples" / "iw-testbed"
-
-#: IW variant -> ``iw_mix`` of the rpc entry (cycled over the 4 clients).
-IW_VARIANTS: dict[str, list[int]] = {"iw3": [3], "iw10": [10], "mix": [3, 10]}
-SACK = (True, False)
-OPENS = (1, 5)
-
-
-@dataclass(frozen=True)
-class TestbedLink:
-    """A bottleneck of the seed's testbed: the scenario file, the loads and the run length.
-
-    ``warmup_s`` lets the queue and the background flows reach their regime before
-    transactions count; ``measure_s`` is the default measurement window; ``drain_s``
-    is the time after the last arrival for transactions to finish.
-    """
-
-    name: str
-    label: str
-    rate_bps: int
-    queue_pkts: int
-    loads: tuple[float, float]
-    warmup_s: float
-    measure_s: float
-    drain_s: float
-
-    @property
-    def file(self) -> Path:
-        return SCENARIO_DIR / f"testbed-{self.name}.toml"
-
-
-LINKS: dict[str, TestbedLink] = {
-    "64k": TestbedLink("64k", "64 kbit/s, 40 pkt", 64_000, 40, (0.75, 0.975), 60.0, 3600.0, 600.0),
-    "20m": TestbedLink("20m", "20 Mbit/s, 500 pkt", 20_000_000, 500, (0.72, 0.96), 10.0, 60.0, 30.0),
-}
-
-
-def base_scenario(link: str) -> dict[str, Any]:
-    """The parsed scenario file of ``link`` (a TOML document, quantities with units).
-
-    Example:
-        >>> d = base_scenario("20m")
-        >>> [f["name"] for f in d["flows"]], d["topology"]["bottleneck"]["preset"]
-        (['rpc', 'bg'], 'testbed-20m')
-    """
-    from tcplab.scenario import parse_toml
-
-    path = LINKS[link].file
-    doc = parse_toml(path.read_text(), str(path))
-    names = [f.get("name") for f in doc.get("flows", [])]
-    if names[:2] != ["rpc", "bg"] or doc["flows"][0].get("kind") != "rpc":
-        raise ValueError(f"{path}: the study needs flows named rpc (kind rpc) and bg; got {names}")
-    return doc
-
-
-def configure(doc: dict[str, Any], iw: str, opens: int, load: float, sack: bool, bg: bool, warmup_s: float,
-              measure_s: float, drain_s: float, record: dict[str, Any] | None = None) -> dict[str, Any]:
-    """A copy of a base scenario document with one configuration's values set by path.
-
-    - ``flows[rpc].iw_mix`` = :data:`IW_VARIANTS` ``[iw]``; ``.batch`` = ``opens``;
-      ``.arrivals.load`` = ``load``; ``.stop`` = end of the window;
-    - ``tcp.sack``; the ``bg`` entry kept (stopping at the window's end) or removed;
-    - ``duration`` = window end + ``drain_s``; ``record`` merged when given.
-
-    Example:
-        >>> d = configure(base_scenario("64k"), "mix", 5, 0.975, False, True, 60, 1800, 600)
-        >>> r = d["flows"][0]
-        >>> r["iw_mix"], r["batch"], r["arrivals"], r["stop"], d["tcp"]["sack"], d["duration"]
-        ([3, 10], 5, {'process': 'poisson', 'load': 0.975}, '1860s', False, '2460s')
-    """
-    d = copy.deepcopy(doc)
-    end = warmup_s + measure_s
-    rpc = d["flows"][0]
-    rpc["iw_mix"] = list(IW_VARIANTS[iw])
-    rpc["batch"] = int(opens)
-    rpc["arrivals"] = {"process": "poisson", "load": float(load)}
-    rpc["stop"] = f"{end:g}s"
-    if bg:
-        d["flows"][1]["stop"] = f"{end:g}s"
-    else:
-        d["flows"] = d["flows"][:1]
-    d["tcp"]["sack"] = bool(sack)
-    d["duration"] = f"{end + drain_s:g}s"
-    if record:
-        d["record"] = {**d.get("record", {}), **record}
-    return d
 
 
 # --------------------------------------------------------------------------------------
@@ -170,18 +83,19 @@ def _floats(values: Sequence[Any]) -> np.ndarray:
 
 def batch_overflow(starts: np.ndarray, ends: np.ndarray, batch_key: np.ndarray, drops: np.ndarray
                    ) -> tuple[np.ndarray, np.ndarray]:
-    """Per batch: whether any of its packets was dropped, and whether it collided.
+    """Per batch: whether any of its packets was dropped, and how many other batches overlap it.
 
     A batch lives from its transactions' common start to the last one's end (``inf``
-    when one never finished); it *collides* when another batch's life overlaps its own
-    (seed 001: "five IW3 bursts never overflow the router buffer unless colliding
-    with two other Poisson arriving bursts").
+    when one never finished). Seed 001 says five IW3 bursts "never overflow router
+    buffer (unless colliding with two other Poisson arriving bursts)": a batch's
+    *overlaps* are the other batches whose lives overlap its own (touching ends do not
+    count), so "colliding with two others" is ``overlaps >= 2``.
 
     Example:
         >>> s = np.array([0.0, 0.0, 5.0, 20.0]); e = np.array([3.0, 6.0, 8.0, 21.0])
-        >>> dropped, collided = batch_overflow(s, e, np.array([0, 0, 1, 2]), np.array([0, 2, 0, 0]))
-        >>> dropped.tolist(), collided.tolist()
-        ([True, False, False], [True, True, False])
+        >>> dropped, overlaps = batch_overflow(s, e, np.array([0, 0, 1, 2]), np.array([0, 2, 0, 0]))
+        >>> dropped.tolist(), overlaps.tolist()
+        ([True, False, False], [1, 1, 0])
     """
     keys, inv = np.unique(batch_key, return_inverse=True)
     n = len(keys)
@@ -191,20 +105,21 @@ def batch_overflow(starts: np.ndarray, ends: np.ndarray, batch_key: np.ndarray, 
     np.minimum.at(b_start, inv, starts)
     np.maximum.at(b_end, inv, np.where(np.isnan(ends), np.inf, ends))
     np.add.at(b_drops, inv, drops)
-    order = np.argsort(b_start, kind="stable")
-    s, e = b_start[order], b_end[order]
-    prev_end = np.maximum.accumulate(np.concatenate([[-np.inf], e[:-1]]))
-    next_start = np.concatenate([s[1:], [np.inf]])
-    collided_sorted = (prev_end > s) | (next_start < e)
-    collided = np.empty(n, dtype=bool)
-    collided[order] = collided_sorted
-    return b_drops > 0, collided
+    # Batch j overlaps batch i when s_j < e_i and e_j > s_i. Every batch ending at or
+    # before s_i also starts before e_i, so the count is #(s_j < e_i) - #(e_j <= s_i),
+    # less batch i itself.
+    s_sorted, e_sorted = np.sort(b_start), np.sort(b_end)
+    overlaps = (np.searchsorted(s_sorted, b_end, side="left") - np.searchsorted(e_sorted, b_start, side="right")
+                - (b_start < b_end))
+    return b_drops > 0, overlaps.astype(np.int64)
 
 
 _RUN_FLOAT = ("uct_mean_s", "uct_p50_s", "uct_p90_s", "uct_p99_s", "uct_max_s", "uct_mean_iw3_s", "uct_mean_iw10_s",
-              "plr", "drops_per_txn", "retx_per_txn", "rtos_per_txn", "rtos_undone_per_txn", "syn_per_txn",
-              "bg_goodput_bps", "bg_retransmits", "busy_fraction", "utilisation", "occ_mean_pkts", "sim_end_s")
-_RUN_INT = ("n_txn", "n_finished", "n_batches", "batches_dropped", "batches_isolated", "isolated_dropped", "events")
+              "uct_mean_c02_s", "uct_mean_c13_s", "hs_rtt_max_s", "plr", "drops_per_txn", "retx_per_txn",
+              "rtos_per_txn", "rtos_undone_per_txn", "syn_per_txn", "bg_goodput_bps", "bg_retransmits", "busy_fraction",
+              "utilisation", "occ_mean_pkts", "occ_mean_bytes", "qdelay_mean_s", "qdelay_max_s", "sim_end_s")
+_RUN_INT = ("n_txn", "n_finished", "n_batches", "batches_dropped", "batches_isolated", "isolated_dropped",
+            "batches_lt2", "lt2_dropped", "events")
 
 
 def run_metrics_of(doc: dict[str, Any], t0: float, t1: float) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
@@ -213,10 +128,19 @@ def run_metrics_of(doc: dict[str, Any], t0: float, t1: float) -> tuple[dict[str,
     Transactions count when they start in ``[t0, t1)``. UCT percentiles treat an
     unfinished transaction as infinitely long (so they are never flattered by
     dropping it); means are over the finished ones, with ``n_finished`` beside them.
-    PLR is the bottleneck's drops over the packets offered to it (enqueued + dropped)
-    during the whole run. ``busy_fraction`` is the share of 1-second samples with a
-    non-empty queue (the seed's link utilisation); ``utilisation`` the transmitter's
-    busy time.
+
+    - ``uct_mean_c02_s`` / ``uct_mean_c13_s``: mean UCT of clients 0 and 2 / 1 and 3
+      (in the mix these are the IW3 / IW10 clients, so "IW3 in the mix" is compared
+      with the same clients alone); ``uct_mean_iw3_s`` / ``uct_mean_iw10_s`` by the
+      transactions' own IW.
+    - ``hs_rtt_max_s``: the longest handshake (SYN to established) of the window's
+      transactions whose SYN was not retransmitted: a round trip whose SYN-ACK queued
+      at the bottleneck behind the responses.
+    - PLR is the bottleneck's drops over the packets offered to it (enqueued + dropped)
+      during the whole run; ``qdelay_mean_s`` / ``qdelay_max_s`` the mean and largest
+      queue in bytes over the bottleneck rate (the queueing delay a packet meets).
+    - ``busy_fraction`` is the share of 1-second samples with a non-empty queue (the
+      seed's link utilisation); ``utilisation`` the transmitter's busy time.
 
     Example (a run of the 20 Mbit/s scenario cut to 4 s):
         >>> d = configure(base_scenario("20m"), "iw10", 1, 0.5, True, False, 1, 2, 1)
@@ -225,6 +149,8 @@ def run_metrics_of(doc: dict[str, Any], t0: float, t1: float) -> tuple[dict[str,
         >>> m, tx = run_metrics_of(doc, 1.0, 3.0)
         >>> m["n_txn"] == m["n_finished"] == len(tx["uct_s"]) > 100, round(m["plr"], 3), m["bg_goodput_bps"]
         (True, 0.0, nan)
+        >>> round(m["hs_rtt_max_s"], 2), m["uct_mean_c02_s"] > 0   # 300 ms and a little queueing
+        (0.33, True)
     """
     tr = doc["transactions"]
     start = np.asarray(tr["start_s"], dtype=np.float64)
@@ -232,6 +158,7 @@ def run_metrics_of(doc: dict[str, Any], t0: float, t1: float) -> tuple[dict[str,
     uct = _floats(tr["uct_s"])[sel]
     iw = np.asarray(tr["iw_segments"], dtype=np.int64)[sel]
     drops = np.asarray(tr["drops"], dtype=np.float64)[sel]
+    client = np.array([int(str(a).rsplit(".", 1)[-1]) for a in tr["app"]], dtype=np.int64)[sel]
     finished = ~np.isnan(uct)
     inf_uct = np.where(finished, uct, np.inf)
     n = int(sel.sum())
@@ -244,33 +171,44 @@ def run_metrics_of(doc: dict[str, Any], t0: float, t1: float) -> tuple[dict[str,
     for w in (3, 10):
         part = uct[(iw == w) & finished]
         m[f"uct_mean_iw{w}_s"] = float(part.mean()) if len(part) else np.nan
+    for name, parity in (("uct_mean_c02_s", 0), ("uct_mean_c13_s", 1)):
+        part = uct[(client % 2 == parity) & finished]
+        m[name] = float(part.mean()) if len(part) else np.nan
+    est = _floats(tr["established_s"])[sel]
+    clean_hs = (np.asarray(tr["syn_retransmits"], dtype=np.int64)[sel] == 0) & ~np.isnan(est)
+    m["hs_rtt_max_s"] = float((est - start[sel])[clean_hs].max()) if clean_hs.any() else np.nan
     for col, name in (("retransmits", "retx_per_txn"), ("rtos", "rtos_per_txn"), ("rtos_undone", "rtos_undone_per_txn"),
                       ("syn_retransmits", "syn_per_txn")):
         v = np.asarray(tr[col], dtype=np.float64)[sel]
         m[name] = float(v.mean()) if n else np.nan
     m["drops_per_txn"] = float(drops.mean()) if n else np.nan
-    # Batches (transactions of one application arrival) starting in the window; whether
-    # they collided is judged against every batch of the run, warm-up and drain included.
+    # Batches (transactions of one application arrival) starting in the window; their
+    # overlaps are counted against every batch of the run, warm-up and drain included.
     n_all = len(start)
     app = np.unique(np.asarray(tr["app"]), return_inverse=True)[1] if n_all else np.zeros(0, np.int64)
     key = app.astype(np.int64) * 10**9 + np.asarray(tr["batch"], dtype=np.int64)
     if n_all:
-        d_all, c_all = batch_overflow(start, _floats(tr["completed_s"]), key, np.asarray(tr["drops"], dtype=np.float64))
+        d_all, o_all = batch_overflow(start, _floats(tr["completed_s"]), key, np.asarray(tr["drops"], dtype=np.float64))
         b_start = np.full(len(d_all), np.inf)
         np.minimum.at(b_start, np.unique(key, return_inverse=True)[1], start)
         in_window = (b_start >= t0) & (b_start < t1)
-        dropped, collided = d_all[in_window], c_all[in_window]
+        dropped, overlaps = d_all[in_window], o_all[in_window]
     else:
-        dropped, collided = np.zeros(0, bool), np.zeros(0, bool)
-    m.update(n_batches=int(len(dropped)), batches_dropped=int(dropped.sum()), batches_isolated=int((~collided).sum()),
-             isolated_dropped=int((dropped & ~collided).sum()))
+        dropped, overlaps = np.zeros(0, bool), np.zeros(0, np.int64)
+    m.update(n_batches=int(len(dropped)), batches_dropped=int(dropped.sum()),
+             batches_isolated=int((overlaps == 0).sum()), isolated_dropped=int((dropped & (overlaps == 0)).sum()),
+             batches_lt2=int((overlaps < 2).sum()), lt2_dropped=int((dropped & (overlaps < 2)).sum()))
     q = doc["queues"]
     qi = q["link"].index("bottleneck")
     offered = q["enq_pkts"][qi] + q["drops_overflow"][qi]
     m["plr"] = q["drops_overflow"][qi] / offered if offered else np.nan
     m["occ_mean_pkts"] = q["occ_mean_pkts"][qi]
+    m["occ_mean_bytes"] = q["occ_mean_bytes"][qi]
     lk = doc["links"]
     li = lk["link"].index("bottleneck")
+    rate = float(lk["rate_bps"][li])
+    m["qdelay_mean_s"] = q["occ_mean_bytes"][qi] * 8 / rate
+    m["qdelay_max_s"] = q["occ_max_bytes"][qi] * 8 / rate
     m["busy_fraction"] = np.nan if lk["busy_sample_fraction"][li] is None else lk["busy_sample_fraction"][li]
     m["utilisation"] = lk["utilisation"][li]
     f = doc["flows"]
@@ -281,6 +219,20 @@ def run_metrics_of(doc: dict[str, Any], t0: float, t1: float) -> tuple[dict[str,
     m["sim_end_s"] = float(doc["meta"]["sim_end_s"])
     return m, {"uct_s": uct.astype(np.float32), "iw": iw.astype(np.int8), "drops": drops.astype(np.int16),
                "start_s": start[sel].astype(np.float32)}
+
+
+@functools.lru_cache(maxsize=None)
+def idle_uct(link: str, iw_segments: int) -> float:
+    """UCT of one transaction alone on the idle testbed, s (deterministic; SACK plays no part).
+
+    Example:
+        >>> round(idle_uct("64k", 3), 3), round(idle_uct("64k", 10), 3), round(idle_uct("20m", 3) - idle_uct("20m", 10), 3)
+        (2.591, 2.591, 0.597)
+    """
+    from tcplab.scenario import Scenario
+
+    doc = json.loads(_core.run(Scenario.from_dict(idle_document(base_scenario(link), iw_segments)).to_core_json(), 1))
+    return float(doc["transactions"]["uct_s"][0])
 
 
 def _step_on_grid(t: np.ndarray, v: np.ndarray, grid: np.ndarray) -> np.ndarray:
@@ -320,8 +272,10 @@ def simulate_block(spec: dict[str, Any]) -> dict[str, Any]:
 
     ``spec`` holds ``link``, ``load``, ``opens``, ``bg``, ``reps`` ([first, stop)),
     ``seed``, ``warmup_s``, ``measure_s``, ``drain_s``, ``keep_txn_reps`` and
-    ``series_rep``. Returns column dicts for ``runs``, ``txns`` (per transaction of the
-    replications below ``keep_txn_reps``) and ``series`` (replication ``series_rep``).
+    ``series_rep``. Returns column dicts for ``runs`` (with ``uct_idle_s``, the idle
+    testbed's UCT for the variant's IW: :func:`idle_uct`, averaged over the mix's two),
+    ``txns`` (per transaction of the replications below ``keep_txn_reps``) and
+    ``series`` (replication ``series_rep``).
 
     Example:
         >>> out = simulate_block({"link": "20m", "load": 0.5, "opens": 1, "bg": False, "reps": [0, 1], "seed": 1,
@@ -336,11 +290,13 @@ def simulate_block(spec: dict[str, Any]) -> dict[str, Any]:
     base = base_scenario(link.name)
     first, stop = spec["reps"]
     t0, t1 = spec["warmup_s"], spec["warmup_s"] + spec["measure_s"]
-    runs: dict[str, list[Any]] = {k: [] for k in ("rep", "iw", "sack", "core_seed", *_RUN_INT, *_RUN_FLOAT)}
+    runs: dict[str, list[Any]] = {k: [] for k in ("rep", "iw", "sack", "core_seed", "uct_idle_s", *_RUN_INT,
+                                                  *_RUN_FLOAT)}
     txns: dict[str, list[np.ndarray]] = {k: [] for k in ("rep", "iw_variant", "sack", "uct_s", "iw", "drops", "start_s")}
     series: dict[str, list[np.ndarray]] = {k: [] for k in ("rep", "iw_variant", "sack", "t_s", "what", "value")}
     grid = np.linspace(0.0, t1 + spec["drain_s"], 1201)
     for iw in IW_VARIANTS:
+        idle = float(np.mean([idle_uct(link.name, w) for w in IW_VARIANTS[iw]]))
         for sack in SACK:
             for want_series in (False, True):
                 d = configure(base, iw, spec["opens"], spec["load"], sack, spec["bg"], spec["warmup_s"],
@@ -357,6 +313,7 @@ def simulate_block(spec: dict[str, Any]) -> dict[str, Any]:
                     runs["iw"].append(iw)
                     runs["sack"].append(sack)
                     runs["core_seed"].append(seed)
+                    runs["uct_idle_s"].append(idle)
                     for k in (*_RUN_INT, *_RUN_FLOAT):
                         runs[k].append(m[k])
                     if rep < spec["keep_txn_reps"]:
@@ -401,8 +358,8 @@ class StudyParams:
         keep_txn_reps: replications whose per-transaction rows are kept (CDFs, tails).
 
     Example:
-        >>> StudyParams(reps=4, links=["64k"]).n_runs()   # 8 configurations x 6 TCP variants x 4
-        192
+        >>> StudyParams(reps=4, links=["64k"]).n_runs()   # 9 configurations x 6 TCP variants x 4
+        216
     """
 
     reps: int = 10
@@ -433,8 +390,8 @@ class StudyParams:
         return float(self.measure_64k_s if link == "64k" else self.measure_20m_s)
 
     def configurations(self) -> list[tuple[str, float, int, bool]]:
-        """(link, load, opens, bg) in report order."""
-        return [(l, load, o, bg) for l in self.links for load in LINKS[l].loads for o in OPENS for bg in (False, True)]
+        """(link, load, opens, bg) in report order (:func:`~tcplab.studies.iw_testbed.testbed.configurations`)."""
+        return configurations(self.links)
 
     def n_runs(self) -> int:
         """Simulations: configurations x 3 IW variants x 2 SACK settings x reps."""
@@ -447,7 +404,7 @@ def plan(params: StudyParams) -> list[BlockTask]:
     Example:
         >>> tasks = plan(StudyParams(reps=10, links=["20m"], block=5))
         >>> len(tasks), sum(t.runs for t in tasks), tasks[0].spec["bg"], tasks[0].spec["reps"]
-        (16, 480, True, [0, 5])
+        (18, 540, True, [0, 5])
     """
     tasks = []
     for link, load, opens, bg in params.configurations():
@@ -461,7 +418,8 @@ def plan(params: StudyParams) -> list[BlockTask]:
             runs = (spec["reps"][1] - first) * len(IW_VARIANTS) * len(SACK)
             tasks.append(BlockTask(task_key(spec), spec, runs))
     weight = {"20m": 10, "64k": 1}
-    return sorted(tasks, key=lambda t: -(weight[t.spec["link"]] * (2 if t.spec["bg"] else 1)))
+    # Heaviest first: the load sets the transactions per run, background flows the events.
+    return sorted(tasks, key=lambda t: -(weight[t.spec["link"]] * t.spec["load"] * (2 if t.spec["bg"] else 1)))
 
 
 CONFIG = ["link", "load", "opens", "bg"]
@@ -484,7 +442,7 @@ class Definition(engine.StudyDefinition):
     """Seed 001 for the shared study machine (:func:`tcplab.studies.engine.run_study`)."""
 
     name = NAME
-    seed_study = "001_ac085380cef1778f"
+    seed_study = SEED_STUDY
     version = STUDY_VERSION
     task_tables = ("runs", "txns", "series")
     config_columns = (("link", "string"), ("load", "float64"), ("opens", "int64"), ("bg", "bool"))
@@ -505,24 +463,24 @@ class Definition(engine.StudyDefinition):
 
     def analyse(self, tables: dict[str, pd.DataFrame], params: StudyParams
                 ) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
-        from tcplab.studies import iw_testbed_findings
+        from tcplab.studies.iw_testbed import analysis, claims
 
         runs = _sort(tables["runs"])
-        summary = iw_testbed_findings.summary_table(runs)
-        findings = iw_testbed_findings.evaluate_findings(runs, params)
+        summary = analysis.summary_table(runs)
+        findings = claims.evaluate_findings(runs, params)
         return {"runs": runs, "summary": summary}, findings
 
     def render_figures(self, tables: dict[str, pd.DataFrame], fig_dir: Path, params: StudyParams
                        ) -> list[dict[str, Any]]:
-        from tcplab.studies import iw_testbed_report
+        from tcplab.studies.iw_testbed import report
 
-        return iw_testbed_report.render_figures(tables, fig_dir, params)
+        return report.render_figures(tables, fig_dir, params)
 
     def write_report(self, out: Path, params: StudyParams, tables: dict[str, pd.DataFrame], findings: dict[str, Any],
                      figs: list[dict[str, Any]], manifest: dict[str, Any]) -> Path:
-        from tcplab.studies import iw_testbed_report
+        from tcplab.studies.iw_testbed import report
 
-        return iw_testbed_report.write_report(out, params, tables, findings, figs, manifest)
+        return report.write_report(out, params, tables, findings, figs, manifest)
 
 
 DEFINITION = Definition()
@@ -541,7 +499,7 @@ def run(out: str | Path, params: StudyParams | None = None, jobs: int | None = N
 
 
 def evaluate_findings(runs: pd.DataFrame, params: StudyParams) -> dict[str, Any]:
-    """The ``findings.json`` document (:mod:`tcplab.studies.iw_testbed_findings`)."""
-    from tcplab.studies import iw_testbed_findings
+    """The ``findings.json`` document (:mod:`tcplab.studies.iw_testbed.claims`)."""
+    from tcplab.studies.iw_testbed import claims
 
-    return iw_testbed_findings.evaluate_findings(runs, params)
+    return claims.evaluate_findings(runs, params)

@@ -1,7 +1,7 @@
 """``tcplab study iw-testbed --mode emulate``: seed 001's testbed with real Linux TCP.
 
 Seed 001 (Chu & Wang, IETF 79, 2010) measured IW3 against IW10 on a Linux testbed. Its
-study (:mod:`tcplab.studies.iw_testbed`) simulates that testbed; this mode runs a
+study (:mod:`tcplab.studies.iw_testbed.study`) simulates that testbed; this mode runs a
 reduced grid of the same configurations through the emulator too, so that the report
 shows simulation and real Linux side by side with the differences in numbers
 (:mod:`tcplab.studies.emulated` explains the three engines).
@@ -52,7 +52,8 @@ import pandas as pd
 
 from tcplab.studies import emulated as E
 from tcplab.studies import engine
-from tcplab.studies import iw_testbed as S
+from tcplab.studies.iw_testbed import study as M
+from tcplab.studies.iw_testbed import testbed as S
 from tcplab.studies.engine import BlockTask, StudyResult
 
 __all__ = ["EmulateParams", "METRICS", "host_document", "emulate_block", "plan", "run", "DEFINITION"]
@@ -105,7 +106,7 @@ class EmulateParams:
         reps: replications (core seed ``seed + r``; one is the default, real time is scarce).
         links: ``20m`` and/or ``64k``.
         seed: master seed.
-        iw: IW variants (of :data:`tcplab.studies.iw_testbed.IW_VARIANTS`).
+        iw: IW variants (of :data:`tcplab.studies.iw_testbed.testbed.IW_VARIANTS`).
         measure_20m_s, measure_64k_s: measured windows (s).
         opens, bg: the 20 Mbit/s link's open counts and background settings.
     """
@@ -159,7 +160,7 @@ class EmulateParams:
         return sum(sum(self.window(c[0])) for c in self.configurations()) * self.reps
 
 
-_RUN_COLS = ("rep", "engine", "core_seed", *S._RUN_INT, *S._RUN_FLOAT, "wall_s", "sched_p50_s", "sched_p99_s",
+_RUN_COLS = ("rep", "engine", "core_seed", *M._RUN_INT, *M._RUN_FLOAT, "wall_s", "sched_p50_s", "sched_p99_s",
              "sched_max_s", "behind", "kernel_release", "deviations")
 
 
@@ -182,7 +183,7 @@ def emulate_block(spec: dict[str, Any]) -> dict[str, Any]:
             tr = doc["transactions"]
             if "scheduled_s" in tr:  # the window by the schedule, not by the kernel client's wake-up
                 doc = {**doc, "transactions": {**tr, "start_s": tr["scheduled_s"]}}
-            m, tx = S.run_metrics_of(doc, t0, t1)
+            m, tx = M.run_metrics_of(doc, t0, t1)
             row = {"rep": rep, "engine": eng, "core_seed": core_seed, **m, **facts}
             for k in _RUN_COLS:
                 runs[k].append(row[k])
@@ -217,7 +218,7 @@ class Definition(E.EmulatedDefinition):
     metrics = METRICS
 
     name = S.NAME
-    seed_study = "001_ac085380cef1778f"
+    seed_study = S.SEED_STUDY
     version = STUDY_VERSION
     task_tables = ("runs", "txns")
     config_columns = (("link", "string"), ("load", "float64"), ("opens", "int64"), ("bg", "bool"), ("iw", "string"))

@@ -1,22 +1,28 @@
-"""Figures and ``report.html`` of the ``iw-testbed`` study (seed 001; :mod:`tcplab.studies.iw_testbed`).
+"""Figures and ``report.html`` of the ``iw-testbed`` study (seed 001, Chu and Wang, IETF 79, 2010).
+
+The seed is ``docs/seeds/001_ac085380cef1778f.txt``; the study is
+:mod:`tcplab.studies.iw_testbed.study`. This module imports only the set-up
+(:mod:`tcplab.studies.iw_testbed.testbed`): the study passes it the tables.
 
 Figures (PNG + SVG in ``figures/``), after the seed's slides:
 
-- ``uct_mean``: average UCT per link, load and open count, IW3 / IW10 / mix, with 95 %
-  whiskers over replications (SACK on, no background flows): "Average User
-  Completion Time".
+- ``uct_mean``: average UCT per link, load and open count (the light load first),
+  IW3 / IW10 / mix, with 95 % whiskers over replications (SACK on, no background
+  flows): "Average User Completion Time".
 - ``uct_cdf_20m_5open``: UCT CDFs at 72 % and 96 % load on 20 Mbit/s with 5 opens
   (SACK on, no background): "UCT Comparison (20Mbps, 5-open)".
 - ``qlen_20m_96``: bottleneck queue over time at 96 %, 5 opens, IW3 vs IW10
   (replication 0): "IW3's qlen, IW10's qlen, 96 % load".
 - ``plr_64k``: PLR per IW variant, single open 97.5 %, 5 opens 75 % and 97.5 %:
   "PLR comparison (64Kbps)".
-- ``fairness``: mean UCT of IW3 alone, IW3 in the mix, IW10 in the mix, IW10 alone.
+- ``fairness``: mean UCT of clients 0 and 2 under IW3 alone and in the mix (where their
+  servers are IW3), and of clients 1 and 3 in the mix (IW10) and under IW10 alone.
 - ``cwnd_64k_bg``: cwnd/ssthresh of the two long-lived flows, 64 kbit/s, 75 %, 5 opens,
   IW3 vs IW10 (replication 0).
 - ``bg_goodput``: background goodput per configuration, IW3 vs IW10 vs mix.
 - ``sack``: mean UCT with and without SACK for IW3 and IW10.
-- ``batches_64k``: share of 5-open batches that overflowed, isolated vs colliding.
+- ``batches_64k``: share of 5-open batches that overflowed, by how many other batches
+  overlap them (none, at most one, any).
 """
 
 from __future__ import annotations
@@ -28,8 +34,8 @@ import numpy as np
 import pandas as pd
 
 from tcplab import stats
-from tcplab.studies import iw_testbed as S
 from tcplab.studies import reporting as R
+from tcplab.studies.iw_testbed import testbed as S
 
 __all__ = ["render_figures", "write_report"]
 
@@ -43,6 +49,11 @@ def _ci(values: pd.Series) -> tuple[float, float]:
         return np.nan, np.nan
     e = stats.mean_ci(v)
     return e.value, (e.high - e.value) if e.n >= 2 else 0.0
+
+
+def _groups(link: str) -> list[tuple[float, int]]:
+    """(load, opens) of a link's runs without background, in report order: the light load first."""
+    return [(S.LINKS[link].light_load, 1)] + [(ld, o) for ld in S.LINKS[link].loads for o in S.OPENS]
 
 
 def _fig(figs: list[dict[str, Any]], fig: Any, fig_dir: Path, stem: str, section: str, caption: str) -> None:
@@ -62,7 +73,7 @@ def render_figures(tables: dict[str, pd.DataFrame], fig_dir: Path, params: Any) 
     fig, axes = R.figure(1, len(links), 5.2 * len(links), 3.6)
     for ax, link in zip(axes[0], links):
         part = base[base["link"] == link]
-        groups = [(load, o) for load in S.LINKS[link].loads for o in S.OPENS]
+        groups = _groups(link)
         x = np.arange(len(groups))
         for k, iw in enumerate(S.IW_VARIANTS):
             vals = [_ci(part[(part["load"] == ld) & (part["opens"] == o) & (part["iw"] == iw)]["uct_mean_s"])
@@ -129,10 +140,12 @@ def render_figures(tables: dict[str, pd.DataFrame], fig_dir: Path, params: Any) 
     fig, axes = R.figure(1, len(links), 5.2 * len(links), 3.4)
     for ax, link in zip(axes[0], links):
         part = runs[(runs["link"] == link) & runs["sack"] & ~runs["bg"]]
-        groups = [(ld, o) for ld in S.LINKS[link].loads for o in S.OPENS]
+        groups = _groups(link)
         x = np.arange(len(groups))
-        bars = (("iw3", "uct_mean_iw3_s", "IW3 alone", "#1f77b4"), ("mix", "uct_mean_iw3_s", "IW3 in mix", "#9ecae1"),
-                ("mix", "uct_mean_iw10_s", "IW10 in mix", "#fc9272"), ("iw10", "uct_mean_iw10_s", "IW10 alone", "#d62728"))
+        bars = (("iw3", "uct_mean_c02_s", "clients 0, 2: IW3 alone", "#1f77b4"),
+                ("mix", "uct_mean_c02_s", "clients 0, 2: IW3 in mix", "#9ecae1"),
+                ("mix", "uct_mean_c13_s", "clients 1, 3: IW10 in mix", "#fc9272"),
+                ("iw10", "uct_mean_c13_s", "clients 1, 3: IW10 alone", "#d62728"))
         for k, (iw, col, label, colour) in enumerate(bars):
             vals = [_ci(part[(part["load"] == ld) & (part["opens"] == o) & (part["iw"] == iw)][col]) for ld, o in groups]
             ax.bar(x + (k - 1.5) * 0.2, [v[0] for v in vals], 0.2, yerr=[v[1] for v in vals], color=colour, label=label,
@@ -141,8 +154,9 @@ def render_figures(tables: dict[str, pd.DataFrame], fig_dir: Path, params: Any) 
         ax.set_title(S.LINKS[link].label)
         ax.set_ylabel("mean UCT (s)")
         ax.legend(fontsize=7)
-    _fig(figs, fig, fig_dir, "fairness", "fairness", "Fairness: mean UCT of the IW3 clients alone and in the 50/50 mix, "
-         "and of the IW10 clients in the mix and alone (SACK on, no background).")
+    _fig(figs, fig, fig_dir, "fairness", "fairness", "Fairness: mean UCT of clients 0 and 2 under IW3 alone and in the "
+         "50/50 mix (where their servers are IW3), and of clients 1 and 3 in the mix (IW10) and under IW10 alone: the "
+         "same clients and arrivals in each pair (SACK on, no background).")
 
     # Long-lived flows -----------------------------------------------------------------------------
     if len(series) and "64k" in links:
@@ -186,7 +200,7 @@ def render_figures(tables: dict[str, pd.DataFrame], fig_dir: Path, params: Any) 
     for ax, link in zip(axes[0], links):
         part = runs[(runs["link"] == link) & ~runs["bg"] & runs["iw"].isin(["iw3", "iw10"])]
         combos = [("iw3", True), ("iw3", False), ("iw10", True), ("iw10", False)]
-        groups = [(ld, o) for ld in S.LINKS[link].loads for o in S.OPENS]
+        groups = _groups(link)
         x = np.arange(len(groups))
         for k, (iw, sack) in enumerate(combos):
             vals = [_ci(part[(part["load"] == ld) & (part["opens"] == o) & (part["iw"] == iw) & (part["sack"] == sack)]
@@ -209,24 +223,24 @@ def render_figures(tables: dict[str, pd.DataFrame], fig_dir: Path, params: Any) 
             x = np.arange(3)
             for k, iw in enumerate(S.IW_VARIANTS):
                 q = p[p["iw"] == iw]
-                iso = q["isolated_dropped"].sum() / max(q["batches_isolated"].sum(), 1)
-                coll = ((q["batches_dropped"].sum() - q["isolated_dropped"].sum())
-                        / max((q["n_batches"] - q["batches_isolated"]).sum(), 1))
-                allb = q["batches_dropped"].sum() / max(q["n_batches"].sum(), 1)
-                ax.bar(x + (k - 1) * 0.27, [iso, coll, allb], 0.27, color=COLOURS[iw], label=LABELS[iw])
-            ax.set_xticks(x, ["isolated batches", "colliding batches", "all batches"])
+                shares = [q[num].sum() / max(q[den].sum(), 1) for num, den in
+                          (("isolated_dropped", "batches_isolated"), ("lt2_dropped", "batches_lt2"),
+                           ("batches_dropped", "n_batches"))]
+                ax.bar(x + (k - 1) * 0.27, shares, 0.27, color=COLOURS[iw], label=LABELS[iw])
+            ax.set_xticks(x, ["overlapping no other", "overlapping at most one", "all batches"])
             ax.set_ylabel("share with a drop")
             ax.set_ylim(0, 1.05)
             ax.legend(fontsize=7)
-            _fig(figs, fig, fig_dir, "batches_64k", "batches", "64 kbit/s, 5 simultaneous opens, no background: share "
-                 "of batches with at least one dropped packet, for batches whose life overlaps no other (isolated) "
-                 "and the rest.")
+            _fig(figs, fig, fig_dir, "batches_64k", "batches", "64 kbit/s, 5 simultaneous opens, no background, 75 % "
+                 "and 97.5 %: share of batches with at least one dropped packet, for batches whose life (first open to "
+                 "last response) overlaps no other batch, at most one other, and all batches (T6, T7).")
     return figs
 
 
 def _setup_html(params: Any) -> str:
     rows = "".join(
-        f"<tr><td class='l'>{l.label}</td><td>{', '.join(f'{x:.1%}' for x in l.loads)}</td><td>{l.warmup_s:g}</td>"
+        f"<tr><td class='l'>{l.label}</td><td>{l.light_load:.0%} (single opens, no background; tcplab's choice), "
+        f"{', '.join(f'{x:.1%}' for x in l.loads)} (the seed's)</td><td>{l.warmup_s:g}</td>"
         f"<td>{params.measure_s(name):g}</td><td>{l.drain_s:g}</td></tr>"
         for name, l in S.LINKS.items() if name in params.links)
     return (
@@ -235,7 +249,8 @@ def _setup_html(params: Any) -> str:
         "a 200 B request and a 15 kB response over a new connection each, Poisson arrivals at the offered load "
         "(rate = load × C / (8 × opens × W), W = 15 000 + 11 × 52 = 15 572 B on the wire), split over the 4 clients. "
         "IW3, IW10 or the 50/50 mix per client (clients 0 and 2 IW3, 1 and 3 IW10); single or 5 simultaneous opens; "
-        "SACK on or off; with or without two long-lived CUBIC flows. TCP: profile <code>linux-2.6</code> (no PRR or RACK-TLP, as in 2.6 kernels), CUBIC, the FIN "
+        "SACK on or off; with or without two long-lived CUBIC flows (the seed ran them on 64 kbit/s with 5 opens; the "
+        "other background runs are tcplab's additions, checked only as extensions). TCP: profile <code>linux-2.6</code> (no PRR or RACK-TLP, as in 2.6 kernels), CUBIC, the FIN "
         "quirk, and the 2.6 kernels' initial RTO of 3 s and timestamps (per-ACK RTT, Eifel undo, 52 B headers). "
         "Scenario files: <code>examples/iw-testbed/</code>; choices and deviations: "
         "<code>docs/studies/iw-testbed.md</code>.</p>"
@@ -256,7 +271,7 @@ def write_report(out: Path, params: Any, tables: dict[str, pd.DataFrame], findin
              + R.nav(["runs.parquet", "txns.parquet", "series.parquet", "summary.parquet", "findings.json",
                       "study.json"]))
     titles = {"uct": "User completion time", "queue": "Queue occupancy", "plr": "Packet loss rate",
-              "fairness": "Fairness in the mix", "bg": "Long-lived flows", "sack": "SACK", "batches": "Batches (T6)"}
+              "fairness": "Fairness in the mix", "bg": "Long-lived flows", "sack": "SACK", "batches": "Batches (T6, T7)"}
     summary_html = ("<h2 id='summary'>Summary table</h2><p class='small'>Per configuration and TCP variant, means over "
                     "replications; “±” is the half-width of the 95% Student-t interval. UCT percentiles count an "
                     "unfinished transaction as infinite (then the cell is left out of the mean).</p>"
