@@ -70,7 +70,7 @@ SUMMARY = "Seed 002: 8 congestion controls alone and mixed with Reno on a 5-rout
 #: Bumped when a change alters what a task computes, so old task files are not reused.
 STUDY_VERSION = 2
 
-EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "highspeed"
+EXAMPLES = Path(__file__).resolve().parents[4] / "examples" / "highspeed"
 BASE_FILE = "parking_lot.toml"
 PROTOCOLS = ("reno", "highspeed", "scalable", "bic", "cubic", "htcp", "compound", "areno")
 LABELS = {"reno": "Reno", "highspeed": "HighSpeed", "scalable": "Scalable", "bic": "BIC", "cubic": "CUBIC",
@@ -316,13 +316,13 @@ class Definition(engine.StudyDefinition):
 
     def render_figures(self, tables: dict[str, pd.DataFrame], fig_dir: Path, params: StudyParams
                        ) -> list[dict[str, Any]]:
-        from tcplab.studies import highspeed_report
+        from tcplab.studies.highspeed import report as highspeed_report
 
         return highspeed_report.render_figures(tables, fig_dir, params)
 
     def write_report(self, out: Path, params: StudyParams, tables: dict[str, pd.DataFrame],
                      findings: dict[str, Any], figs: list[dict[str, Any]], manifest: dict[str, Any]) -> Path:
-        from tcplab.studies import highspeed_report
+        from tcplab.studies.highspeed import report as highspeed_report
 
         return highspeed_report.write_report(out, params, tables, findings, figs, manifest)
 
