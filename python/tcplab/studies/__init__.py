@@ -268,7 +268,7 @@ STUDIES: dict[str, Study] = {
                                              "(default: examples/home-gateway)"),
         ],
         runner=_runner("home_gateway"),
-        emulate_runner=_emulate_runner("home_gateway_emulate"),
+        emulate_runner=_emulate_runner("home_gateway.emulate"),
         emulate_links=("adsl1",),
         emulate_params=(
             StudyParam("seed", int, 1, "master seed: replication r runs with core seed seed + r"),

@@ -1,7 +1,7 @@
 """``tcplab study home-gateway --mode emulate``: seed 003's home gateway with real Linux TCP.
 
-Seed 003 (Stewart et al., ACM MMSys 2011) put its FreeBSD/Linux testbed and NS-2 side by
-side. Here the simulator and this host's real kernel TCP run the same configurations
+Seed 003 (Stewart et al., ACM MMSys 2011; ``docs/seeds/003_c9c9fd5920f3a08e.txt``) put its
+FreeBSD/Linux testbed and NS-2 side by side ("Testbed & NS-2"). Here the simulator and this host's real kernel TCP run the same configurations
 through the same emulated ADSL line (tcplab-core's link and drop-tail models, in real
 time), and the report shows them side by side with the differences in numbers
 (:mod:`tcplab.studies.emulated` explains the three engines).
@@ -39,12 +39,13 @@ import pandas as pd
 
 from tcplab.studies import emulated as E
 from tcplab.studies import engine
-from tcplab.studies import home_gateway as S
 from tcplab.studies.engine import BlockTask, StudyResult
+from tcplab.studies.home_gateway import config as S
+from tcplab.studies.home_gateway.study import RUN_COLUMNS, run_row
 
 __all__ = ["EmulateParams", "METRICS", "emulate_block", "plan", "run", "DEFINITION"]
 
-STUDY_VERSION = 1
+STUDY_VERSION = 2
 SEED_KERNELS = "FreeBSD (NewReno) and Linux 2.6 (CUBIC) hosts (seed 003)"
 
 METRICS = (
@@ -101,7 +102,7 @@ class EmulateParams:
         return self.n_runs() * float(self.duration_s)
 
 
-_RUN_COLS = (*S._RUN_COLUMNS, "engine", "wall_s", "sched_p50_s", "sched_p99_s", "sched_max_s", "behind",
+_RUN_COLS = (*RUN_COLUMNS, "engine", "wall_s", "sched_p50_s", "sched_p99_s", "sched_max_s", "behind",
              "kernel_release", "deviations")
 
 
@@ -118,9 +119,9 @@ def emulate_block(spec: dict[str, Any]) -> dict[str, Any]:
                               record={"owd": ["voice_down"]})
             core = Scenario.from_dict(doc).to_core(core_seed)
             host_core = Scenario.from_dict(E.host_profile(doc)[0]).to_core(core_seed)
-            base_owd = S._base_owd_s(core, S.VOICE_BYTES)
+            base_owd = S.base_owd_s(core, S.VOICE_BYTES)
             for eng, (out, facts) in E.run_engines(core, host_core, core_seed).items():
-                row, _ = S.run_row(out, spec["semantic"], int(spec["limit"]), v.name, rep, core_seed, base_owd)
+                row, _ = run_row(out, spec["semantic"], int(spec["limit"]), v.name, rep, core_seed, base_owd)
                 row.update(engine=eng, **facts)
                 for k in _RUN_COLS:
                     runs[k].append(row[k])

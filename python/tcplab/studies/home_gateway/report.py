@@ -1,4 +1,10 @@
-"""Figures and ``report.html`` of the ``home-gateway`` study (seed 003; see :mod:`tcplab.studies.home_gateway`).
+"""Figures and ``report.html`` of study ``home-gateway`` (seed 003; see :mod:`tcplab.studies.home_gateway`).
+
+The reference is seed 003 (``docs/seeds/003_c9c9fd5920f3a08e.txt``; Stewart et al.,
+ACM MMSys 2011); the figures follow its slides. This module reads the study's constants
+(:mod:`~tcplab.studies.home_gateway.config`) and analysis
+(:mod:`~tcplab.studies.home_gateway.analysis`) and is imported only by
+:class:`tcplab.studies.home_gateway.study.Definition` when it draws.
 
 Figures (PNG at 150 dpi and SVG, in ``figures/``), in the seed's order:
 
@@ -14,11 +20,11 @@ Figures (PNG at 150 dpi and SVG, in ``figures/``), in the seed's order:
   5%/95% envelope (the 5th and 95th percentiles over replications, dashed), the
   multiples of 1500 B marked;
 - ``fine_period``: the periodogram of each fine-sweep curve and the curves folded
-  modulo 1500 B (H3);
+  modulo 1500 B (finding H3);
 - ``h1_scatter``: per configuration, NewReno (x) against CUBIC (y): downstream queue,
-  induced voice delay, voice loss (H1);
+  induced voice delay, voice loss (finding H1);
 - ``timeseries_<semantic>``: cwnd and downstream queue occupancy of one run per TCP
-  (ADSL1, 100 ms, 20 000 B or 13 packets), 20 s of the run.
+  (ADSL1, 100 ms, 20 000 B or 13 packets; replication 0), 20 s of the run (findings H5, H6).
 
 Figure files and the page skeleton are the shared ones (:mod:`tcplab.studies.reporting`).
 
@@ -38,8 +44,9 @@ import numpy as np
 import pandas as pd
 
 from tcplab import stats
-from tcplab.studies import home_gateway as S
 from tcplab.studies import reporting as R
+from tcplab.studies.home_gateway import analysis as A
+from tcplab.studies.home_gateway import config as S
 
 __all__ = ["render_figures", "write_report"]
 
@@ -85,7 +92,7 @@ def _mean_ci(part: pd.DataFrame, by: str, col: str, scale: float = 1.0) -> tuple
 def fig_goodput(runs: pd.DataFrame, link: str, params: S.StudyParams) -> Any:
     """Goodput vs PS queue length for one link."""
     ps = runs[(runs["part"] == "grid") & (runs["link"] == link) & (runs["semantic"] == "slot")]
-    rate = S._link_rate(link, params)
+    rate = S.link_rate(link, params.scenario_dir())
     fig, axes = R.figure(1, 1, 6.4, 4.4)
     ax = axes[0, 0]
     with _ctx():
@@ -201,20 +208,20 @@ def fig_fine_sweep(fine: pd.DataFrame, runs: pd.DataFrame) -> Any:
 
 def fig_fine_period(runs: pd.DataFrame, params: S.StudyParams) -> Any:
     """Periodograms of the fine-sweep curves, and the curves folded by the packet size in the TCP share of the limit."""
-    share = S.voice_share(S.FINE_LINK, params)
+    share = S.voice_share(S.FINE_LINK, params.scenario_dir())
     p_voice = S.PACKET_BYTES / (1 - share)
     fig, axes = R.figure(1, 3, 12.0, 3.6)
     with _ctx():
         for sem in ("byte_loose", "byte_strict"):
             for v in S.VARIANTS:
-                L, wide = S._fine_matrix(runs, sem, v.name)
+                L, wide = A.fine_matrix(runs, sem, v.name)
                 if not len(wide):
                     continue
-                periods = S._candidate_periods(L, S.PACKET_BYTES)
+                periods = A.candidate_periods(L, S.PACKET_BYTES)
                 label = f"{S.SEMANTIC_LABELS[sem]} {v.label}"
                 style = {"color": SEM_COLOURS[sem], "linestyle": CC_STYLES[v.name], "linewidth": 1.0}
                 if periods is not None:
-                    amp = S.periodogram(L, wide.to_numpy().mean(axis=0, keepdims=True), periods)[0]
+                    amp = A.periodogram(L, wide.to_numpy().mean(axis=0, keepdims=True), periods)[0]
                     axes[0, 0].plot(periods, amp * 100, label=label, **style)
                 mean = wide.mean(axis=0)
                 phase = np.mod(L * (1 - share), S.PACKET_BYTES)
@@ -344,7 +351,8 @@ def render_figures(tables: dict[str, pd.DataFrame], fig_dir: Path, params: S.Stu
                 window = series_window(params.duration_s)
                 add(f"timeseries_{sem}", "timeseries", fig_timeseries(cwnd, queue, sem, window),
                     f"{S.SEMANTIC_LABELS[sem]}: the bulk flow's cwnd and the downstream queue occupancy, "
-                    f"{window[0]:g}–{window[1]:g} s of one run (replication 0) per TCP.")
+                    f"{window[0]:g}–{window[1]:g} s of one run (replication 0) per TCP; findings H5 and H6 use "
+                    "every replication.")
     return out
 
 
@@ -405,8 +413,19 @@ def _setup_html(params: S.StudyParams) -> str:
     ])
 
 
-def _extra_findings_html(tables: dict[str, pd.DataFrame]) -> str:
+def _extra_findings_html(tables: dict[str, pd.DataFrame], findings: dict[str, Any]) -> str:
     parts = []
+    thresholds = findings.get("thresholds") or {}
+    if thresholds:
+        df = pd.DataFrame([{"name": k, "value": v["value"], "unit": v["unit"], "reason": v["reason"]}
+                           for k, v in thresholds.items()])
+        parts.append("<h3>Thresholds and margins, with their reasons (fixed from the seed's words before any run)</h3>"
+                     + R.table_html(df))
+    readings = findings.get("readings") or {}
+    if readings:
+        parts.append("<h3>Readings of the seed's words</h3><ul>"
+                     + "".join(f"<li><i>{html.escape(k)}</i>: {html.escape(v)}</li>" for k, v in readings.items())
+                     + "</ul>")
     owd = tables.get("owd_percentiles", pd.DataFrame())
     if len(owd):
         df = owd.copy()
@@ -415,7 +434,7 @@ def _extra_findings_html(tables: dict[str, pd.DataFrame]) -> str:
         parts.append("<h3>Induced voice delay percentiles, 40 000 B FB-loose</h3>" + R.table_html(df))
     period = tables.get("periodicity", pd.DataFrame())
     if len(period):
-        parts.append("<h3>Fine sweep: periods and bands (H3)</h3>" + R.table_html(period))
+        parts.append("<h3>Fine sweep: periods, extrema and bands (finding H3)</h3>" + R.table_html(period))
     return "\n".join(parts)
 
 
@@ -440,6 +459,6 @@ def write_report(out: Path, params: S.StudyParams, tables: dict[str, pd.DataFram
                     f"{len(grid_summary)} rows</summary>" + R.table_html(grid_summary) + "</details>")
     return R.write_page(out, title, intro, [
         _setup_html(params),
-        R.findings_html(findings, "seed 003", "docs/studies/home-gateway.md", _extra_findings_html(tables)),
+        R.findings_html(findings, "seed 003", "docs/studies/home-gateway.md", _extra_findings_html(tables, findings)),
         R.figures_html(out, figs, sections), summary_html,
         R.failures_html(manifest, ("part", "link", "rtt_ms", "semantic", "limits", "reps")), R.parameters_html(manifest)])
