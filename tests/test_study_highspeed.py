@@ -1,18 +1,27 @@
-"""Study highspeed (seed 002, issue 11): configurations from the scenario file at each
-scale, common random numbers across protocols and mixes, the relative-throughput
-analysis, and a tiny end-to-end run through the CLI (findings.json in the shared
-format)."""
+"""Study highspeed (seed 002, ``docs/seeds/002_06d48414b99b3466.txt``): configurations from
+the scenario file at each scale, common random numbers across protocols, mixes and the
+runs without short-lived flows, the relative-throughput analysis, the claim forms of
+the findings on hand-made metrics, and a tiny end-to-end run through the CLI
+(findings.json in the shared format, its ids cross-checked against the claims ledger)."""
 
+import doctest
+import importlib
 import json
 from pathlib import Path
+from typing import Any, Callable
 
 import pandas as pd
+import pytest
 
 from tcplab import _core
 from tcplab.cli import main
 from tcplab.scenario import Scenario
 from tcplab.studies import findings as fnd
 from tcplab.studies import highspeed as H
+from tcplab.studies import ledger
+from tcplab.studies.highspeed import analysis, claims
+
+IDENTITY = ["name", "cls", "hops", "rtt_s", "start_s", "bytes_target"]
 
 
 def test_full_scale_is_the_seeds_and_the_reduced_scale_divides_by_ten() -> None:
@@ -35,29 +44,33 @@ def test_full_scale_is_the_seeds_and_the_reduced_scale_divides_by_ten() -> None:
     assert long_c["mix_fraction"] == short_c["mix_fraction"] == 0.5 and long_c["mix_cc"]["name"] == "reno"
     assert long_c["cc"]["name"] == "areno" and long_c["tcp"]["rcv_buffer"] == 6_400_000
     assert red["duration"] == 5400 * 10**9
+    alone = Scenario.from_dict(H.variant_document(base, "reduced", "reno", "alone", 10, False, shorts=False)).to_core()
+    assert [c["name"] for c in alone["workload"]["classes"]] == ["long"]
 
 
-def test_protocols_and_mixes_see_the_same_flows() -> None:
+def test_protocols_mixes_and_the_runs_without_short_flows_see_the_same_flows() -> None:
     """Per replication, every run has the same flows (names, paths, RTTs, starts, sizes),
-    and the mixed runs of two protocols put the same flows on Reno."""
+    the mixed runs of two protocols put the same flows on Reno, and a run without the
+    short-lived class has the same long-lived flows."""
     base = H.base_document()
-    spec = {"scale": "tiny", "n_long": 3, "loss": False, "rep": 0, "seed": 5, "base": base, "short": 8}
+    spec = {"scale": "tiny", "n_long": 3, "loss": False, "shorts": True, "rep": 0, "seed": 5, "base": base, "short": 8}
     runs = {(p, m): pd.DataFrame(H.simulate_run({**spec, "protocol": p, "mix": m})["flows"])
             for p, m in (("reno", "alone"), ("scalable", "alone"), ("scalable", "mixed"), ("areno", "mixed"))}
     ref = runs[("reno", "alone")]
     for df in runs.values():
-        pd.testing.assert_frame_equal(df[["name", "cls", "hops", "rtt_s", "start_s", "bytes_target"]],
-                                      ref[["name", "cls", "hops", "rtt_s", "start_s", "bytes_target"]])
+        pd.testing.assert_frame_equal(df[IDENTITY], ref[IDENTITY])
     assert (runs[("scalable", "mixed")]["flow_cc"] == "reno").tolist() == (runs[("areno", "mixed")]["flow_cc"]
                                                                              == "reno").tolist()
     assert set(runs[("scalable", "alone")]["flow_cc"]) == {"scalable"}
     other = pd.DataFrame(H.simulate_run({**spec, "protocol": "reno", "mix": "alone", "rep": 1})["flows"])
     assert other["start_s"].tolist() != ref["start_s"].tolist()
+    lone = pd.DataFrame(H.simulate_run({**spec, "protocol": "reno", "mix": "alone", "shorts": False})["flows"])
+    pd.testing.assert_frame_equal(lone[IDENTITY], ref.loc[ref["cls"] == "long", IDENTITY].reset_index(drop=True))
 
 
 def test_relative_throughput_is_per_flow_against_the_reno_run() -> None:
     """A hand-made case: flow a doubles its throughput, flow b keeps it: rel = (2 + 1) / 2."""
-    key = {"n_long": 10, "loss": False, "rep": 0}
+    key = {"n_long": 10, "loss": False, "shorts": True, "rep": 0}
     rows = []
     for proto, mix, thr in (("reno", "alone", (10.0, 20.0)), ("cubic", "alone", (20.0, 20.0))):
         for name, t in zip(("long000", "long001"), thr):
@@ -70,27 +83,182 @@ def test_relative_throughput_is_per_flow_against_the_reno_run() -> None:
                            "tx_bytes": 1,
                            "drops": 0} for p, u in (("reno", 0.5), ("cubic", 0.6))])
     runs = pd.DataFrame([{"protocol": p, "mix": "alone", **key, "duration_s": 1800.0} for p in ("reno", "cubic")])
-    out = H.analyse_runs(flows, links, runs)
-    rm = out["run_metrics"]
-    assert len(rm) == 1 and rm["rel_long"].iloc[0] == 1.5
-    assert abs(rm["util_gain"].iloc[0] - 0.1) < 1e-12
+    out = analysis.analyse_runs(flows, links, runs)
+    rm = out["run_metrics"].set_index("protocol")
+    assert len(rm) == 2 and rm.loc["cubic", "rel_long"] == 1.5 and pd.isna(rm.loc["reno", "rel_long"])
+    assert abs(rm.loc["cubic", "util_gain"] - 0.1) < 1e-12
     # Both flows cross bb0 over [0, 1] s: 2 x 8 bits / (100 bit/s x 1 s) in both runs.
-    assert rm["util_active"].iloc[0] == rm["base_util_active"].iloc[0] == 0.16
+    assert rm.loc["cubic", "util_active"] == rm.loc["cubic", "base_util_active"] == 0.16
+
+
+# --------------------------------------------------------------------------------------
+# The claim forms on hand-made per-run metrics
+
+REPS = 6
+
+
+def metrics(value: Callable[[str, str, int, bool, bool, int], dict[str, float]]) -> pd.DataFrame:
+    """A full grid of per-run metrics (the default parameters' configurations, 6 replications),
+    each row's metrics given by ``value(protocol, mix, n_long, loss, shorts, rep)``."""
+    rows = []
+    for rep in range(REPS):
+        for p, m, n, loss, shorts in H.StudyParams().configurations():
+            rows.append({"protocol": p, "mix": m, "n_long": n, "loss": loss, "shorts": shorts, "rep": rep,
+                         **value(p, m, n, loss, shorts, rep)})
+    return pd.DataFrame(rows)
+
+
+def neutral(p: str, m: str, n: int, loss: bool, shorts: bool, rep: int) -> dict[str, float]:
+    """Every high-speed protocol gains 30% with a little replication noise; Reno is the baseline."""
+    jitter = 0.01 * ((rep * 7 + n) % 5 - 2)
+    base = {c: float("nan") for c in ("rel_long", "rel_short", "rel_long_h1", "rel_long_h2", "rel_long_h3-4",
+                                      "rel_long_rtt_short", "rel_long_rtt_long", "reno_deg_long")}
+    metrics_ = {"util_gain": 0.0, "util_active_gain": 0.0, "slope_rtt": -0.8 + jitter, "slope_hops": -0.2 + jitter,
+                "jain": 0.8 + jitter, "spike_rate": float("nan")}
+    if p != "reno":
+        base.update({c: 1.3 + jitter for c in base if c != "reno_deg_long"})
+        metrics_.update({"util_gain": 0.02 + jitter / 10, "util_active_gain": 0.1 + jitter})
+        if m == "mixed":
+            base["reno_deg_long"] = 0.98 + jitter
+    return {**base, **metrics_}
+
+
+def verdicts(rm: pd.DataFrame) -> dict[str, str]:
+    doc = claims.evaluate_findings(rm, H.StudyParams())
+    fnd.validate(doc)
+    return {f["id"]: f["verdict"] for f in doc["findings"]}
+
+
+def checks_of(rm: pd.DataFrame, fid: str) -> dict[str, dict[str, Any]]:
+    doc = claims.evaluate_findings(rm, H.StudyParams())
+    return {c["id"]: c for f in doc["findings"] if f["id"] == fid for c in f["checks"]}
+
+
+def test_the_random_loss_case_and_cubic_are_outside_the_seeds_efficiency_claims() -> None:
+    """"High-speed TCPs improve efficiency" is the seed's six protocols at its two loads
+    without random loss. The first version pooled the random-loss case into every claim
+    and counted CUBIC (absent from the seed's table) among "every high-speed TCP"."""
+    def value(p, m, n, loss, shorts, rep):
+        v = neutral(p, m, n, loss, shorts, rep)
+        if (loss or p == "cubic") and p != "reno":
+            v.update(util_gain=-0.5, util_active_gain=-0.5, rel_long=0.5)
+        return v
+    v = verdicts(metrics(value))
+    assert v["H1"] == fnd.HELD
+    assert v["X1"] == fnd.CONTRADICTED and v["X2"] == fnd.CONTRADICTED   # extensions, shown beside
+
+
+def test_a_gain_inside_the_negligible_band_contradicts_improve_and_a_wide_interval_is_inconclusive() -> None:
+    """Whole-run utilisation gains of 1e-4 of capacity with a tight interval contradict
+    "improve efficiency" (the first version could only say "not held"); a gain whose
+    interval straddles 0 is inconclusive, with the replications that would settle it."""
+    def tiny_gain(p, m, n, loss, shorts, rep):
+        return {**neutral(p, m, n, loss, shorts, rep), "util_gain": 0.0 if p == "reno" else 1e-4 * (1 + rep % 2)}
+    h1 = checks_of(metrics(tiny_gain), "H1")
+    assert h1["H1a"]["verdict"] == fnd.CONTRADICTED and h1["H1b"]["verdict"] == fnd.HELD
+    assert h1["H1a"]["reading"] == "whole-run utilisation"
+
+    def noisy(p, m, n, loss, shorts, rep):
+        return {**neutral(p, m, n, loss, shorts, rep),
+                "util_active_gain": 0.0 if p == "reno" else 0.02 + 0.2 * (-1) ** rep}
+    h1b = checks_of(metrics(noisy), "H1")["H1b"]
+    assert h1b["verdict"] == fnd.INCONCLUSIVE and h1b["reps_needed"] > REPS
+
+
+def test_only_short_hop_flows_improve_is_an_only_claim_over_every_hop_bin() -> None:
+    """"Scalable: only short hop flows improve": 1-hop flows improve and every other bin
+    does not. The first version held when the 3-4-hop interval merely failed to lie above
+    0 (inconclusive counted as "does not improve") and never looked at 2 hops."""
+    def far_unclear(p, m, n, loss, shorts, rep):
+        v = neutral(p, m, n, loss, shorts, rep)
+        if p == "scalable":
+            v.update({"rel_long_h1": 1.5 + 0.01 * rep, "rel_long_h2": 1.0 + 0.001 * (rep % 2),
+                      "rel_long_h3-4": 1.05 + 0.3 * (-1) ** rep})
+        return v
+    h3 = checks_of(metrics(far_unclear), "H3")
+    assert h3["H3a"]["form"]["kind"] == "only" and h3["H3a"]["verdict"] == fnd.INCONCLUSIVE
+    assert h3["H3b"]["verdict"] == fnd.CONTRADICTED      # short hop = 1 or 2 hops: 2-hop flows do not improve
+
+    def far_improves(p, m, n, loss, shorts, rep):
+        return {**far_unclear(p, m, n, loss, shorts, rep), **({"rel_long_h3-4": 1.4} if p == "scalable" else {})}
+    assert checks_of(metrics(far_improves), "H3")["H3a"]["verdict"] == fnd.CONTRADICTED
+
+
+def test_every_hop_count_must_improve_for_areno_and_hamilton() -> None:
+    def one_bin_loses(p, m, n, loss, shorts, rep):
+        v = neutral(p, m, n, loss, shorts, rep)
+        if p == "htcp":
+            v["rel_long_h3-4"] = 0.8 + 0.01 * rep
+        return v
+    h4 = checks_of(metrics(one_bin_loses), "H4")
+    assert h4["H4a"]["verdict"] == fnd.HELD and h4["H4b"]["verdict"] == fnd.CONTRADICTED
+    assert [c["verdict"] for c in h4["H4b"]["per_config"]] == [fnd.HELD, fnd.HELD, fnd.CONTRADICTED]
+
+
+def test_a_finding_whose_runs_were_not_all_run_is_not_run_and_not_a_partial_verdict() -> None:
+    """The first version evaluated a finding on whichever of its protocols had run."""
+    rm = metrics(neutral)
+    doc = claims.evaluate_findings(rm[rm["protocol"] != "compound"], H.StudyParams())
+    by_id = {f["id"]: f for f in doc["findings"]}
+    assert [f["id"] for f in doc["findings"]] == list(claims._ORDER)
+    assert by_id["H2"]["verdict"] == fnd.NOT_RUN and by_id["H2"]["checks"] == []
+    assert "Compound alone" in by_id["H2"]["criterion"]
+    assert by_id["H4"]["verdict"] != fnd.NOT_RUN
+
+
+def test_steeper_and_flatter_are_directional_on_the_slope_not_a_symmetric_index() -> None:
+    """Scalable steeper (more negative slope) than Reno, AReno and H-TCP flatter: held on
+    the slopes even though every protocol has the same Jain index."""
+    def slopes(p, m, n, loss, shorts, rep):
+        v = neutral(p, m, n, loss, shorts, rep)
+        v["slope_rtt"] = v["slope_hops"] = {"scalable": -1.5, "areno": -0.3, "htcp": -0.4}.get(p, -0.8) + 0.001 * rep
+        v["jain"] = 0.8
+        return v
+    v = verdicts(metrics(slopes))
+    assert v["H5"] == fnd.HELD and v["H6"] == fnd.HELD and v["H12"] == fnd.HELD
+    t2 = checks_of(metrics(slopes), "T2")
+    assert t2["T2a"]["verdict"] == fnd.HELD and t2["T2c"]["verdict"] == fnd.CONTRADICTED   # Jain: no difference
+
+
+def test_readings_are_reported_and_every_reading_enters_the_verdict() -> None:
+    doc = claims.evaluate_findings(metrics(neutral), H.StudyParams())
+    h1 = next(f for f in doc["findings"] if f["id"] == "H1")
+    assert set(h1["readings"]) == {"whole-run utilisation", "active utilisation"}
+    t3 = next(f for f in doc["findings"] if f["id"] == "T3")
+    assert len(t3["readings"]) == 4 and len(t3["checks"]) == 4
+    assert all(c["form"]["kind"] != "legacy" for f in doc["findings"] for c in f["checks"])
+
+
+def test_spikes_are_counted_with_hysteresis() -> None:
+    import numpy as np
+
+    q = np.array([0.0, 0.006, 0.004, 0.006, 0.0, 0.006, 0.0024, 0.006])
+    assert analysis.count_spikes(q) == 3     # 0.004 is above the reset level: one spike, not two
+
+
+# --------------------------------------------------------------------------------------
+# End to end
 
 
 def test_tiny_study_through_the_cli(tmp_path: Path) -> None:
     out = tmp_path / "hs"
     code = main(["study", "highspeed", "--reps", "2", "--jobs", "1", "--out", str(out), "--scale", "tiny",
                  "--set", "protocols=scalable,areno", "--set", "loads=10", "--set", "loss=false",
-                 "--set", "short=10"])
+                 "--set", "short=10", "--no-progress"])
     assert code == 0
     doc = json.loads((out / "findings.json").read_text())
     fnd.validate(doc)
-    assert [f["id"] for f in doc["findings"]] == ["H1", "H2", "H3", "H4"]
-    assert doc["findings"][0]["evaluated"] and doc["findings"][3]["evaluated"]
+    assert [f["id"] for f in doc["findings"]] == list(claims._ORDER)
+    assert ledger.load("highspeed").finding_problems(doc) == []
+    by_id = {f["id"]: f for f in doc["findings"]}
+    # Only the spike finding has all its runs here (Reno with and without short-lived flows).
+    assert by_id["S1"]["evaluated"] and by_id["S1"]["verdict"] in fnd.VERDICTS
+    assert {f["verdict"] for k, f in by_id.items() if k != "S1"} == {fnd.NOT_RUN}
+    assert doc["ledger"]["coverage"]["checked"] > 0
     rm = pd.read_parquet(out / "run_metrics.parquet")
-    assert len(rm) == 2 * 2 * 2  # 2 protocols x 2 mixes x 2 replications
-    assert (out / "report.html").is_file() and (out / "figures" / "tradeoff.png").is_file()
+    # (Reno + 2 protocols x 2 mixes) with short-lived flows, Reno + 2 protocols without: 8 runs x 2 replications.
+    assert len(rm) == 8 * 2
+    assert (out / "report.html").is_file() and (out / "figures" / "without_short.png").is_file()
     assert _core.version()
 
 
@@ -102,3 +270,19 @@ def test_scale_option_is_checked_before_anything_runs(tmp_path: Path, capsys) ->
     assert main(["study", "iw-irto", "--scale", "full", "--out", str(tmp_path / "b")]) == 2
     assert "--scale: study iw-irto has no scale parameter; studies with one: highspeed" in capsys.readouterr().err
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+@pytest.mark.parametrize("name", ["tcplab.studies.highspeed", *(f"tcplab.studies.highspeed.{m}" for m in
+                                                                ("setup", "study", "analysis", "claims", "report"))])
+def test_docstring_examples(name: str) -> None:
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0
+
+
+def test_the_report_does_not_import_the_study_module() -> None:
+    """No import circle: the study definition imports the report, the report only the set-up."""
+    src = (Path(H.__file__).parent / "report.py").read_text()
+    assert "highspeed import setup" in src
+    assert not any(f"highspeed import {m}" in src or f"highspeed.{m} import" in src for m in ("study", "claims"))
+    assert "from tcplab.studies import highspeed\n" not in src and "import highspeed as" not in src
+

@@ -1,6 +1,7 @@
-"""Figures and ``report.html`` of the ``highspeed`` study (seed 002).
+"""Figures and ``report.html`` of the ``highspeed`` study (seed 002, ``docs/seeds/002_06d48414b99b3466.txt``).
 
-Figures (``figures/*.png`` and ``.svg``), after the seed's slides:
+Figures (``figures/*.png`` and ``.svg``), after the seed's slides; every figure but
+``spikes`` and ``without_short`` uses the runs with the seed's short-lived flows:
 
 - ``link_util``: utilisation of each of the 8 backbone links per protocol (alone);
 - ``rel_vs_rtt``: per-flow relative throughput (first formula) of long-lived flows
@@ -12,7 +13,15 @@ Figures (``figures/*.png`` and ``.svg``), after the seed's slides:
 - ``short_times``: mean transfer time of short-lived flows, protocol flows alone and
   Reno flows mixed, against the all-Reno baseline;
 - ``tradeoff``: efficiency (relative throughput of protocol flows, alone) against
-  friendliness (Reno flows' relative throughput, mixed), one point per protocol.
+  friendliness (Reno flows' relative throughput, mixed), one point per protocol;
+- ``slopes``: the throughput-vs-distance slopes (against ln RTT and hop count) of
+  each protocol alone, heavy load (the seed's "Fairness (1)");
+- ``without_short``: relative throughput of long-lived flows with and without the
+  short-lived flows, and the RTT spikes of Reno's long-lived flows in both (the seed's
+  "RTT of a flow; an example").
+
+This module imports only :mod:`tcplab.studies.highspeed.setup` of the study (the study
+definition imports this module, not the other way round).
 """
 
 from __future__ import annotations
@@ -23,8 +32,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tcplab.studies import highspeed as H
 from tcplab.studies import reporting as R
+from tcplab.studies.highspeed import setup as H
 
 __all__ = ["render_figures", "write_report"]
 
@@ -48,6 +57,9 @@ def render_figures(tables: dict[str, pd.DataFrame], fig_dir: Path, params: H.Stu
     rel, rm, lu, flows = tables["relative"], tables["run_metrics"], tables["link_util"], tables["flows"]
     if not len(rm):
         return []
+    # The seed's runs (with short-lived flows); the runs without them have their own figure.
+    rm_all = rm
+    rel, rm, lu, flows = (t[t["shorts"]] for t in (rel, rm, lu, flows))
     figs: list[dict[str, Any]] = []
     cases = params.cases()
     protos = _protocols(rm)
@@ -151,12 +163,13 @@ def render_figures(tables: dict[str, pd.DataFrame], fig_dir: Path, params: H.Stu
     figs.append({"stem": "short_times", "section": "short", **R.save(fig, fig_dir, "short_times"),
                  "caption": "Mean transfer time of the short-lived flows (every case and replication)."})
 
-    # Trade-off chart ------------------------------------------------------------------
+    # Trade-off chart (the no-loss loads, as findings H9 and H10) -------------------------
     fig, axes = R.figure(1, 1, 5.0, 4.0)
     ax = axes[0, 0]
+    noloss = rm[~rm["loss"]]
     for p in protos:
-        eff = rm[(rm["protocol"] == p) & (rm["mix"] == "alone")]["rel_long"].mean()
-        fr = rm[(rm["protocol"] == p) & (rm["mix"] == "mixed")]["reno_deg_long"].mean()
+        eff = noloss[(noloss["protocol"] == p) & (noloss["mix"] == "alone")]["rel_long"].mean()
+        fr = noloss[(noloss["protocol"] == p) & (noloss["mix"] == "mixed")]["reno_deg_long"].mean()
         ax.plot([fr], [eff], "o", color=_COLORS[p], ms=8)
         ax.annotate(H.LABELS[p], (fr, eff), fontsize=8, xytext=(4, 4), textcoords="offset points")
     ax.axhline(1.0, color="k", lw=0.5)
@@ -164,8 +177,56 @@ def render_figures(tables: dict[str, pd.DataFrame], fig_dir: Path, params: H.Stu
     ax.set_xlabel("friendliness: long Reno flows' relative throughput (mixed)")
     ax.set_ylabel("efficiency: long protocol flows' relative throughput (alone)")
     figs.append({"stem": "tradeoff", "section": "friend", **R.save(fig, fig_dir, "tradeoff"),
-                 "caption": "The seed's efficiency/friendliness trade-off: up is more efficient, right is friendlier "
-                            "(1 = as with Reno)."})
+                 "caption": "The seed's efficiency/friendliness trade-off, 10 and 40 long-lived flows without random "
+                            "loss: up is more efficient, right is friendlier (1 = as with Reno)."})
+
+    # Throughput vs distance: slopes, heavy load ------------------------------------------
+    heavy = rm[(rm["n_long"] == 40) & ~rm["loss"] & (rm["mix"] == "alone")]
+    if len(heavy):
+        fig, axes = R.figure(1, 2, 9.5, 3.4)
+        ps = ["reno"] + protos
+        for ax, col, xtitle in ((axes[0, 0], "slope_rtt", "slope of ln(throughput) vs ln(base RTT)"),
+                                (axes[0, 1], "slope_hops", "slope of ln(throughput) per hop")):
+            for j, p in enumerate(ps):
+                v = heavy.loc[heavy["protocol"] == p, col].dropna().to_numpy()
+                ax.plot(v, np.full(len(v), j), "o", color=_COLORS[p], alpha=0.6, ms=4)
+                if len(v):
+                    ax.plot([v.mean()], [j], "|", color="k", ms=12)
+            ax.axvline(0.0, color="k", lw=0.5)
+            ax.set_yticks(np.arange(len(ps)), [H.LABELS[p] for p in ps], fontsize=7)
+            ax.set_xlabel(xtitle)
+        figs.append({"stem": "slopes", "section": "fair", **R.save(fig, fig_dir, "slopes"),
+                     "caption": "Per-flow throughput against distance, 40 long-lived flows, each protocol alone: the "
+                                "least-squares slope over each run's long-lived flows (one dot per replication, bar = "
+                                "mean). More negative is steeper (findings H5, H6, T2)."})
+
+    # Without short-lived flows -------------------------------------------------------------
+    ten = rm_all[(rm_all["n_long"] == 10) & ~rm_all["loss"] & (rm_all["mix"] == "alone")]
+    if len(ten) and (~ten["shorts"]).any():
+        fig, axes = R.figure(1, 2, 9.5, 3.4)
+        ax = axes[0, 0]
+        x = np.arange(len(protos))
+        for k_, (sh, label) in enumerate(((True, "with short-lived flows"), (False, "without"))):
+            v = [ten[(ten["protocol"] == p) & (ten["shorts"] == sh)]["rel_long"].mean() for p in protos]
+            ax.bar(x + (k_ - 0.5) * 0.4, v, 0.4, label=label)
+        ax.axhline(1.0, color="k", lw=0.6)
+        ax.set_xticks(x, [H.LABELS[p] for p in protos], fontsize=7)
+        ax.set_ylabel("relative throughput, long-lived flows")
+        ax.legend(fontsize=7)
+        ax = axes[0, 1]
+        reno = ten[ten["protocol"] == "reno"]
+        for k_, sh in enumerate((True, False)):
+            v = reno.loc[reno["shorts"] == sh, "spike_rate"].dropna().to_numpy()
+            ax.plot(np.full(len(v), k_), v, "o", color=_COLORS["reno"])
+        ax.set_xticks([0, 1], ["with short-lived flows", "without"])
+        ax.set_xlim(-0.5, 1.5)
+        ax.set_ylabel("RTT spikes per minute per flow (Reno)")
+        figs.append({"stem": "without_short", "section": "short", **R.save(fig, fig_dir, "without_short"),
+                     "caption": "10 long-lived flows, no random loss, each protocol alone, with and without the 100 "
+                                "short-lived flows (findings S1, S2). Left: relative throughput of the long-lived flows "
+                                "(each against Reno in the same set-up). Right: spikes of the first three long-lived "
+                                "flows' queueing delay (rises above 5 ms after falling below 2.5 ms), per minute, one "
+                                "dot per replication."})
     return figs
 
 
@@ -175,18 +236,19 @@ def write_report(out: Path, params: H.StudyParams, tables: dict[str, pd.DataFram
     k = H.SCALES[params.scale]
     title = "tcplab study highspeed: legacy and high-speed TCPs on a parking lot (seed 002)"
     intro = ("<p>H. Shimonishi, T. Murase, M. Sanadidi, <i>Assessing interactions among legacy and high-speed TCPs</i>, "
-             "PFLDnet 2007, reproduced on tcplab's simulator. "
+             "PFLDnet 2007, checked on tcplab's simulator. "
              + R.provenance(manifest, f"{params.n_runs()} runs") + "</p>"
              + R.nav(["flows.parquet", "links.parquet", "runs.parquet", "relative.parquet", "run_metrics.parquet",
-                      "link_util.parquet", "findings.json", "study.json"]))
+                      "link_util.parquet", "spikes.parquet", "findings.json", "study.json"]))
     setup = (f"<h2 id='setup'>Set-up</h2><p>Scale <b>{params.scale}</b> (rates, buffers and sizes / {k}): a parking lot "
              f"of 5 routers, 8 backbone links of {1000 // k} Mbit/s, 15 ms, {2000 // k} kB drop-tail buffers; per case "
              f"{params.short} short-lived flows (Pareto, shape 1.2, mean {1000 // k} kB, 1 s exponential "
              f"inter-arrivals) and 10 or 40 long-lived flows ({4700 // k} MB, 2 min exponential inter-arrivals); "
              "each flow's base RTT is a shifted exponential of mean 130 ms above its backbone floor; random loss "
              f"{H.LOSS_PER_FULL * k * k:g} per packet per backbone link. Mixed runs put half of each class on Reno "
-             "(the same flows every time). <code>docs/studies/highspeed.md</code> gives every choice the seed leaves "
-             "open.</p>")
+             "(the same flows every time). With 10 long-lived flows and no random loss, Reno and every protocol "
+             "also run alone without the short-lived flows (the seed's \"RTT of a flow; an example\"). "
+             "<code>docs/studies/highspeed.md</code> gives every choice the seed leaves open.</p>")
     summary = pd.DataFrame(findings.get("summary") or [])
     summary_html = ("<h2 id='summary'>Summary table</h2><p class='small'>Per protocol and mix, means over runs.</p>"
                     + (R.table_html(summary) if len(summary) else ""))
@@ -194,5 +256,5 @@ def write_report(out: Path, params: H.StudyParams, tables: dict[str, pd.DataFram
                 "short": "Short-lived flows"}
     return R.write_page(out, title, intro, [
         setup, R.findings_html(findings, "seed 002", "docs/studies/highspeed.md"), R.figures_html(out, figs, sections),
-        summary_html, R.failures_html(manifest, ("protocol", "mix", "n_long", "loss", "rep")),
+        summary_html, R.failures_html(manifest, ("protocol", "mix", "n_long", "loss", "shorts", "rep")),
         R.parameters_html(manifest)])
