@@ -65,12 +65,15 @@ def test_replications_share_the_error_series_and_runs_repeat() -> None:
 
 def test_cbi_starts_from_the_previous_connections_ssthresh() -> None:
     spec = {"dama": "cra", "slacp": False, "error": "high", "n_flows": 1, "reps": [0, 2], "seed": 1,
-            "base": C.base_documents()[False], "trace": False}
+            "base": C.base_documents()[False], "trace": False, "variants": list(C.variants_of(1, iw4=True))}
     runs = pd.DataFrame(C.simulate_block(spec)["runs"])
     for rep, part in runs.groupby("rep"):
-        enh = part[part["variant"] == "enhanced"].iloc[0]
-        cbi = part[part["variant"] == "enhanced+cbi"].iloc[0]
-        assert cbi["initial_ssthresh_bytes"] == enh["final_ssthresh_bytes"]  # RFC 2140 temporal sharing
+        v = part.set_index("variant")
+        for enh in ("enhanced", "enhanced-iw4"):  # each CBI variant reuses its own Enhanced transfer's ssthresh
+            assert v.loc[enh + "+cbi", "initial_ssthresh_bytes"] == v.loc[enh, "final_ssthresh_bytes"]  # RFC 2140
+    # The second reading of the initial window: 4 segments of 1410 B instead of RFC 3390's 4380 B.
+    core = Scenario.from_dict(C.variant_document(C.base_documents()[False], "cra", "none", 1, "enhanced-iw4")).to_core()
+    assert core["flows"][0]["tcp"]["iw"] == 4
 
 
 def test_the_overshoot_counts_every_flows_slow_start_losses() -> None:
@@ -115,6 +118,9 @@ def test_tiny_study_through_the_cli(tiny: tuple[Path, list[str], dict]) -> None:
         assert (out / "figures" / f"{stem}.png").is_file()
     report = (out / "report.html").read_text()
     assert "seed 004" in report and "S14" in report and "Claims ledger" in report
+    # Every finding again under the seed's literal initial window of 4 segments.
+    [iw4] = doc["setup_readings"]
+    assert [f["id"] for f in iw4["findings"]] == list(claims.FINDING_IDS) and "Second reading" in report
     manifest = json.loads((out / "study.json").read_text())
     assert manifest["tcplab_version"] == _core.version() and manifest["failures"] == []
     # A second run resumes every task and rewrites identical findings.

@@ -25,8 +25,8 @@ import pandas as pd
 
 from tcplab import stats
 from tcplab.studies import findings as fnd
-from tcplab.studies.satellite.configs import (DAMA_ORDER, ERROR_LABELS, ERROR_MODELS, RUN, VARIANT_LABELS,
-                                              VARIANTS, WORKLOADS)
+from tcplab.studies.satellite.configs import (ALL_VARIANTS, DAMA_ORDER, ERROR_LABELS, ERROR_MODELS, RUN,
+                                              VARIANT_LABELS, WORKLOADS)
 
 __all__ = ["run_metrics", "summary_table", "paired", "paired_arms", "per_rep", "pooled", "contrast", "per_config",
            "combine_pairs", "levels", "error_cost"]
@@ -40,7 +40,7 @@ def _order(df: pd.DataFrame) -> pd.DataFrame:
         return df
     keys = pd.DataFrame({"_n": df["n_flows"], "_d": df["dama"].map(DAMA_ORDER.index), "_s": df["slacp"].astype(int),
                          "_e": df["error"].map(list(ERROR_MODELS).index),
-                         "_v": df["variant"].map(list(VARIANTS).index)}, index=df.index)
+                         "_v": df["variant"].map(list(ALL_VARIANTS).index)}, index=df.index)
     ordered = pd.concat([df, keys], axis=1).sort_values(["_n", "_d", "_s", "_e", "rep", "_v"], kind="stable")
     return ordered.drop(columns=list(keys.columns)).reset_index(drop=True)
 

@@ -28,6 +28,12 @@ its "reduced set of tests" (VBDC, SLACP, 1 MB) for CBI and DAASS. Cases tcplab a
 (CBI and no DAASS on every 1 MB configuration; RBDC with a 1 s grant timeout) are
 extensions: shown, never part of a verdict.
 
+The seed's "Initial window of 4 segments (RFC 3390)" reads two ways at its MSS of
+1410 B: RFC 3390's rule (4380 B, the ``enhanced`` profile, the verdicts) and 4 segments.
+:func:`evaluate_findings` checks every finding again on the runs with 4 segments
+(``setup_readings`` in ``findings.json``), so the report says where a verdict depends on
+that reading.
+
 Example:
     >>> most(72), some(72) * 72
     (0.5138888888888888, 1.0)
@@ -44,12 +50,13 @@ from tcplab.studies import findings as fnd
 from tcplab.studies.findings import Contrast, Directional, Every, Share
 from tcplab.studies.satellite.analysis import (combine_pairs, contrast, error_cost, levels, paired, paired_arms,
                                                per_config, pooled)
-from tcplab.studies.satellite.configs import (BASE_TCP, DAMA_MODES, ERROR_LABELS, HIGH_ERRORS, LOSSY_ERRORS, LOW_ERRORS, NAME,
-                                              RBDC_DIAGNOSTIC, SEED_STUDY, SEED_SUBSET, StudyParams)
+from tcplab.studies.satellite.configs import (BASE_TCP, DAMA_MODES, ERROR_LABELS, HIGH_ERRORS, IW4_VARIANTS,
+                                              LOSSY_ERRORS, LOW_ERRORS, NAME, RBDC_DIAGNOSTIC, SEED_STUDY, SEED_SUBSET,
+                                              VARIANTS, StudyParams)
 
 __all__ = ["NEGLIGIBLE_REL", "SIGNIFICANT_REL", "VERY_POOR_REL", "NEGLIGIBLE_DROPS", "MULTIPLE_SEGMENTS",
            "NEGLIGIBLE_TIME_S", "NEGLIGIBLE_COST_S", "NEGLIGIBLE_OCC_BYTES", "ON_AVERAGE", "IN_MOST", "most", "some",
-           "FINDING_IDS", "evaluate_findings", "diagnostics"]
+           "FINDING_IDS", "IW4_READING", "evaluate_findings", "findings_of", "iw4_frame", "diagnostics"]
 
 # --------------------------------------------------------------------------------------
 # Sizes, margins and readings, stated before any run
@@ -122,7 +129,53 @@ def evaluate_findings(rm: pd.DataFrame, params: StudyParams) -> dict[str, Any]:
 
     Every finding of :data:`FINDING_IDS` is present; one whose configurations were not
     run (for example the high error models with ``--set errors=none``) is ``not run``.
+    The verdicts are those of the ``enhanced`` profile's initial window (RFC 3390's rule,
+    4380 B); ``setup_readings`` gives every finding's verdict again with the seed's
+    literal "initial window of 4 segments" (:func:`iw4_frame`), when those runs exist.
     """
+    found = findings_of(rm, params)
+    doc = fnd.document(NAME, SEED_STUDY, asdict(params), params.reps, ["geo"], fnd.METHOD, found)
+    doc["diagnostics"] = diagnostics(rm)
+    alt = iw4_frame(rm)
+    if alt is not None:
+        doc["setup_readings"] = [{
+            "name": IW4_READING, "changes": "tcp.iw = 4 segments for Enhanced TCP and its CBI and no-DAASS variants",
+            "findings": [{"id": f["id"], "verdict": f["verdict"], "readings": f.get("readings"),
+                          "checks": [{"id": c["id"], "verdict": c["verdict"], "extension": c["extension"],
+                                      "value": c["statistic"]["value"], "ci": c["statistic"]["ci"],
+                                      "unit": c["statistic"]["unit"]} for c in f["checks"]]}
+                         for f in findings_of(alt, params)]}]
+    return doc
+
+
+#: The second reading of the set-up (:data:`tcplab.studies.satellite.configs.IW4_VARIANTS`).
+IW4_READING = ("Enhanced TCP's initial window = 4 segments (the seed's words) instead of RFC 3390's 4380 B "
+               "(3.1 segments of 1410 B)")
+
+
+def iw4_frame(rm: pd.DataFrame) -> pd.DataFrame | None:
+    """The runs as if Enhanced TCP's initial window were 4 segments: the ``-iw4`` variants renamed.
+
+    The Enhanced variants with RFC 3390's window are left out and ``enhanced-iw4``,
+    ``enhanced-iw4+cbi``, ``enhanced-iw4-daass`` take their names; Reference TCP is
+    unchanged. The RBDC-timeout diagnostic has no such runs and is left out. ``None``
+    when the study ran without them.
+
+    Example:
+        >>> rm = pd.DataFrame({"dama": ["cra"] * 3, "variant": ["reference", "enhanced", "enhanced-iw4"]})
+        >>> iw4_frame(rm)["variant"].tolist()
+        ['reference', 'enhanced']
+    """
+    if not len(rm) or not rm["variant"].isin(IW4_VARIANTS).any():
+        return None
+    keep = rm["dama"].isin(DAMA_MODES) & ~rm["variant"].isin(VARIANTS[1:])
+    out = rm[keep].copy()
+    out["variant"] = out["variant"].str.replace("-iw4", "", regex=False)
+    return out.reset_index(drop=True)
+
+
+def findings_of(rm: pd.DataFrame, params: StudyParams) -> list[dict[str, Any]]:
+    """Every finding of :data:`FINDING_IDS`, checked on the runs ``rm`` (see :func:`evaluate_findings`)."""
     main = rm[rm["dama"].isin(DAMA_MODES)] if len(rm) else rm
     base = main[main["variant"].isin(BASE_TCP)] if len(main) else main
     ran = set(main["error"]) if len(main) else set()
@@ -408,10 +461,7 @@ def evaluate_findings(rm: pd.DataFrame, params: StudyParams) -> dict[str, Any]:
         "X1": "tcplab's diagnostic: RBDC's penalty comes from its grant lapsing between TCP's windows (a 1 s grant "
               "timeout instead of 318 ms removes most of it)",
     }
-    found = [fnd.finding(fid, claims[fid], checks[fid], extension=fid.startswith("X")) for fid in FINDING_IDS]
-    doc = fnd.document(NAME, SEED_STUDY, asdict(params), params.reps, ["geo"], fnd.METHOD, found)
-    doc["diagnostics"] = diagnostics(rm)
-    return doc
+    return [fnd.finding(fid, claims[fid], checks[fid], extension=fid.startswith("X")) for fid in FINDING_IDS]
 
 
 def diagnostics(rm: pd.DataFrame) -> dict[str, Any]:

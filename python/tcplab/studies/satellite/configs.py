@@ -20,6 +20,11 @@ scenario field, and ``docs/studies/satellite.md`` explains each):
   sharing) starts the connection with the ssthresh the previous connection to the gateway
   ended with: the Enhanced transfer of the same configuration and replication (the
   scenario's ``tcp.initial_ssthresh``; none when that transfer never set one).
+- **A second reading of Enhanced TCP's initial window** (``iw4``, :data:`IW4_VARIANTS`):
+  the seed says "Initial window of 4 segments (RFC 3390)", but RFC 3390's rule gives
+  4380 B (3.1 segments) at the seed's MSS of 1410 B, which the ``enhanced`` profile
+  uses. The same three Enhanced variants also run with ``tcp.iw = 4`` segments, so that
+  every finding can be checked under both readings.
 - **Common random numbers**: replication ``r`` runs with core seed ``seed + r``; the
   return link's error time series is drawn from that seed alone (its own substream,
   independent of the traffic), so every DAMA mode, SLACP setting, TCP variant and
@@ -65,7 +70,7 @@ from tcplab.sweeps import _set_path
 
 __all__ = [
     "NAME", "SEED_STUDY", "SUMMARY", "STUDY_VERSION", "DAMA_MODES", "RBDC_DIAGNOSTIC", "ERROR_MODELS", "ERROR_LABELS",
-    "SEED_ERROR_TABLE", "VARIANTS", "VARIANT_LABELS", "WORKLOADS", "HIGH_ERRORS", "LOW_ERRORS", "LOSSY_ERRORS",
+    "SEED_ERROR_TABLE", "VARIANTS", "IW4_VARIANTS", "ALL_VARIANTS", "IW4", "VARIANT_LABELS", "WORKLOADS", "HIGH_ERRORS", "LOW_ERRORS", "LOSSY_ERRORS",
     "BASE_TCP", "SEED_SUBSET", "EXAMPLES", "StudyParams", "base_documents", "variant_document",
     "core_scenario", "variants_of", "slow_start_exits", "overshoot", "simulate_block", "plan", "CONFIG", "RUN", "DAMA_ORDER",
 ]
@@ -75,7 +80,8 @@ NAME = "satellite"
 SEED_STUDY = "004_af47799115785341"
 SUMMARY = "Seed 004: SLACP link layer and DAMA (CRA/RBDC/VBDC) under TCP over a lossy GEO return link"
 #: Bumped when a change alters what a task computes, so old task files are not reused
-#: (2: every run records its cwnd series and drops, for the overshoot columns).
+#: (2: every run records its cwnd series and drops, for the overshoot columns; the
+#: variants a task runs are in its spec).
 STUDY_VERSION = 2
 
 #: The scenario files the configurations come from.
@@ -98,8 +104,14 @@ SEED_ERROR_TABLE = {
 WORKLOADS = {1: "1MB", 4: "250kB"}
 #: TCP variants in plotting order; the last two run on the 1 MB workload only.
 VARIANTS = ("reference", "enhanced", "enhanced+cbi", "enhanced-daass")
+#: The Enhanced variants with the seed's literal "initial window of 4 segments" (``tcp.iw = 4``).
+IW4_VARIANTS = ("enhanced-iw4", "enhanced-iw4+cbi", "enhanced-iw4-daass")
+ALL_VARIANTS = VARIANTS + IW4_VARIANTS
+#: The initial window of the second reading, in segments (the seed's words).
+IW4 = 4
 VARIANT_LABELS = {"reference": "Reference", "enhanced": "Enhanced", "enhanced+cbi": "Enhanced + CBI",
-                  "enhanced-daass": "Enhanced, no DAASS"}
+                  "enhanced-daass": "Enhanced, no DAASS", "enhanced-iw4": "Enhanced (IW 4 seg.)",
+                  "enhanced-iw4+cbi": "Enhanced (IW 4 seg.) + CBI", "enhanced-iw4-daass": "Enhanced (IW 4 seg.), no DAASS"}
 #: The seed's two TCPs (slides "TCP variants under study"); its conclusions compare these.
 BASE_TCP = ("reference", "enhanced")
 #: "High" link-error rates: the seed's models named High and above (average PER >= 5%).
@@ -126,10 +138,15 @@ def base_documents() -> dict[bool, dict[str, Any]]:
 def variant_document(base: dict[str, Any], dama: str, error: str, n_flows: int, variant: str) -> dict[str, Any]:
     """The scenario document of one configuration and TCP variant: ``base`` with paths set.
 
+    ``variant`` is one of :data:`ALL_VARIANTS`; ``+cbi`` variants get the document of
+    their Enhanced variant (the reused ssthresh is set per run, :func:`simulate_block`).
+
     Example:
         >>> d = variant_document(base_documents()[True], "rbdc-1s", "none", 1, "enhanced-daass")
         >>> d["topology"]["links"][0]["mac"], "error" in d["topology"]["links"][0], d["tcp"]["daass"]
         ({'kind': 'dama', 'mode': 'rbdc', 'rbdc_timeout': '1s'}, False, False)
+        >>> variant_document(base_documents()[False], "cra", "none", 1, "enhanced-iw4-daass")["tcp"]
+        {'profile': 'enhanced', 'mss': '1410B', 'iw': 4, 'daass': False}
     """
     doc = copy.deepcopy(base)
     link = "topology.links[0]"
@@ -141,7 +158,9 @@ def variant_document(base: dict[str, Any], dama: str, error: str, n_flows: int, 
     if error != "none":
         _set_path(doc, f"{link}.error", {"kind": "markov", "form": "preset", "name": error})
     _set_path(doc, "tcp.profile", "reference" if variant == "reference" else "enhanced")
-    if variant == "enhanced-daass":
+    if "-iw4" in variant:
+        _set_path(doc, "tcp.iw", IW4)
+    if variant.endswith("-daass"):
         _set_path(doc, "tcp.daass", False)
     flow = doc["flows"][0]
     flow.pop("bytes", None)
@@ -156,14 +175,17 @@ def core_scenario(base: dict[str, Any], dama: str, error: str, n_flows: int, var
     return Scenario.from_dict(variant_document(base, dama, error, n_flows, variant)).to_core()
 
 
-def variants_of(n_flows: int) -> tuple[str, ...]:
+def variants_of(n_flows: int, iw4: bool = False) -> tuple[str, ...]:
     """The TCP variants run on a workload (CBI and no-DAASS on the 1 MB transfer only).
 
+    With ``iw4``, also the Enhanced variants with an initial window of 4 segments.
+
     Example:
-        >>> variants_of(4)
-        ('reference', 'enhanced')
+        >>> variants_of(4), variants_of(4, iw4=True)
+        (('reference', 'enhanced'), ('reference', 'enhanced', 'enhanced-iw4'))
     """
-    return VARIANTS if n_flows == 1 else VARIANTS[:2]
+    own = VARIANTS if n_flows == 1 else VARIANTS[:2]
+    return own + ((IW4_VARIANTS if n_flows == 1 else IW4_VARIANTS[:1]) if iw4 else ())
 
 
 def slow_start_exits(cwnd: dict[str, list[Any]]) -> dict[int, float]:
@@ -246,8 +268,7 @@ def simulate_block(spec: dict[str, Any]) -> dict[str, Any]:
     n = int(spec["n_flows"])
     seed = int(spec["seed"])
     wanted = ("enhanced",) if spec["trace"] else tuple(spec.get("variants") or variants_of(n))
-    cores = {v: core_scenario(spec["base"], spec["dama"], spec["error"], n, "enhanced" if v == "enhanced+cbi" else v)
-             for v in wanted}
+    cores = {v: core_scenario(spec["base"], spec["dama"], spec["error"], n, v.removesuffix("+cbi")) for v in wanted}
     for core in cores.values():
         # The cwnd series and the drop list give the overshoot columns; recording does not change the run.
         core["record"].update({"cwnd": True, "drops": True})
@@ -256,13 +277,15 @@ def simulate_block(spec: dict[str, Any]) -> dict[str, Any]:
     first, stop = spec["reps"]
     for rep in range(first, stop):
         core_seed = seed + rep
-        cached_ssthresh = None
+        # Final ssthresh of each Enhanced variant's 1 MB transfer, reused by its "+cbi" variant.
+        cached_ssthresh: dict[str, Any] = {}
         for variant, core in cores.items():
-            sc = copy.deepcopy(core) if variant == "enhanced+cbi" or spec["trace"] else core
+            cbi = variant.endswith("+cbi")
+            sc = copy.deepcopy(core) if cbi or spec["trace"] else core
             initial = None
-            if variant == "enhanced+cbi" and cached_ssthresh is not None:
+            if cbi and cached_ssthresh.get(variant.removesuffix("+cbi")) is not None:
                 # RFC 2140 temporal sharing: the previous connection's final ssthresh.
-                initial = int(cached_ssthresh)
+                initial = int(cached_ssthresh[variant.removesuffix("+cbi")])
                 for f in sc["flows"]:
                     f["tcp"]["initial_ssthresh"] = initial
             if spec["trace"]:
@@ -276,8 +299,8 @@ def simulate_block(spec: dict[str, Any]) -> dict[str, Any]:
             ss_t, ss_n = overshoot(slow_start_exits(doc["series"]["cwnd"]), [drops["t_s"][i] for i in mine],
                                    [drops["flow_id"][i] for i in mine], [drops["cause"][i] for i in mine])
             elapsed = np.array([_nan(v) for v in f["elapsed_s"]])
-            if variant == "enhanced":
-                cached_ssthresh = f["final_ssthresh_bytes"][0] if n == 1 else None
+            if variant in ("enhanced", "enhanced-iw4"):
+                cached_ssthresh[variant] = f["final_ssthresh_bytes"][0] if n == 1 else None
             values = {
                 "rep": rep, "variant": variant, "core_seed": core_seed,
                 "elapsed_s": float(elapsed.max()) if not np.isnan(elapsed).any() else math.nan,
@@ -326,12 +349,17 @@ class StudyParams:
         block: replications per task.
         rbdc_diagnostic: also run RBDC with a 1 s grant timeout (None, High, Huge).
         trace: also run the slow-start overshoot traces.
+        iw4: also run the Enhanced variants with an initial window of 4 segments (the
+            seed's words) besides RFC 3390's 4380 B (:data:`IW4_VARIANTS`).
 
     Example:
         >>> # 3 DAMA x 2 SLACP x 2 errors x (4 variants at 1 MB + 2 at 4 x 250 kB) x 2 reps = 144,
         >>> # + diagnostic 2 SLACP x 2 errors x 2 variants x 2 reps = 16, + 3 traces
-        >>> StudyParams(reps=2, errors="none,huge").n_runs()
+        >>> StudyParams(reps=2, errors="none,huge", iw4=False).n_runs()
         163
+        >>> # + IW 4 segments: 3 DAMA x 2 SLACP x 2 errors x (3 variants at 1 MB + 1 at 4 x 250 kB) x 2 reps
+        >>> StudyParams(reps=2, errors="none,huge").n_runs()
+        259
     """
 
     reps: int = 32
@@ -341,6 +369,7 @@ class StudyParams:
     block: int = 32
     rbdc_diagnostic: bool = True
     trace: bool = True
+    iw4: bool = True
 
     def __post_init__(self) -> None:
         if isinstance(self.reps, bool) or not isinstance(self.reps, int) or self.reps < 2:
@@ -370,7 +399,7 @@ class StudyParams:
 
     def n_runs(self) -> int:
         """Simulations in the study."""
-        main = sum(len(variants_of(n)) for *_, n in self.configurations()) * self.reps
+        main = sum(len(variants_of(n, self.iw4)) for *_, n in self.configurations()) * self.reps
         diag = len(self.diagnostic_configurations()) * 2 * self.reps
         return main + diag + (len(DAMA_MODES) if self.trace else 0)
 
@@ -379,7 +408,7 @@ def plan(params: StudyParams) -> list[BlockTask]:
     """The tasks: every configuration x block of replications, heaviest (lossy, 1 MB) first.
 
     Example:
-        >>> tasks = plan(StudyParams(reps=4, errors="none", rbdc_diagnostic=False, trace=False))
+        >>> tasks = plan(StudyParams(reps=4, errors="none", rbdc_diagnostic=False, trace=False, iw4=False))
         >>> len(tasks), sum(t.runs for t in tasks)
         (12, 144)
     """
@@ -390,13 +419,12 @@ def plan(params: StudyParams) -> list[BlockTask]:
         configs += [((d, False, "none", 1), True) for d in DAMA_MODES]
     for (dama, slacp, error, n), trace in configs:
         reps = [(0, 1)] if trace else [(f, min(f + params.block, params.reps)) for f in range(0, params.reps, params.block)]
-        n_variants = 1 if trace else (2 if dama == RBDC_DIAGNOSTIC else len(variants_of(n)))
+        variants = ["enhanced"] if trace else (["reference", "enhanced"] if dama == RBDC_DIAGNOSTIC
+                                               else list(variants_of(n, params.iw4)))
         for first, stop in reps:
             spec = {"study": NAME, "version": STUDY_VERSION, "dama": dama, "slacp": slacp, "error": error,
                     "n_flows": n, "reps": [first, stop], "seed": int(params.seed), "trace": trace,
-                    "base": bases[slacp], "core": _core.version()}
-            if dama == RBDC_DIAGNOSTIC:
-                spec["variants"] = ["reference", "enhanced"]
-            tasks.append(BlockTask(task_key(spec), spec, (stop - first) * n_variants))
+                    "base": bases[slacp], "core": _core.version(), "variants": variants}
+            tasks.append(BlockTask(task_key(spec), spec, (stop - first) * len(variants)))
     weight = {e: i for i, e in enumerate(ERROR_MODELS)}
     return sorted(tasks, key=lambda t: (-weight[t.spec["error"]], -t.runs))

@@ -36,6 +36,7 @@ from tcplab.studies.satellite import configs as S
 __all__ = ["render_figures", "write_report"]
 
 _COLORS = {"reference": "#1f77b4", "enhanced": "#d62728", "enhanced+cbi": "#2ca02c", "enhanced-daass": "#9467bd",
+           "enhanced-iw4": "#e377c2", "enhanced-iw4+cbi": "#bcbd22", "enhanced-iw4-daass": "#17becf",
            "cra": "#2ca02c", "rbdc": "#ff7f0e", "vbdc": "#1f77b4", S.RBDC_DIAGNOSTIC: "#8c564b"}
 
 
@@ -212,6 +213,22 @@ def _setup_html(params: S.StudyParams, rm: pd.DataFrame) -> str:
             "is well above the fraction of time its own durations make bad:</p>" + R.table_html(pd.DataFrame(rows)))
 
 
+def _setup_readings_html(findings: dict[str, Any]) -> str:
+    """Every finding's verdict again under each second reading of the set-up (Enhanced TCP's initial window)."""
+    parts = []
+    own = {f["id"]: f for f in findings["findings"]}
+    for reading in findings.get("setup_readings") or []:
+        rows = []
+        for f in reading["findings"]:
+            checks = ", ".join(f"{c['id']} {c['verdict']}" for c in f["checks"] if not c["extension"])
+            rows.append({"finding": f["id"], "verdict as run": own[f["id"]]["verdict"] if f["id"] in own else "–",
+                         "verdict with this reading": f["verdict"], "checks": checks})
+        parts.append(f"<h3>Second reading of the set-up: {html.escape(reading['name'])}</h3><p class='small'>"
+                     f"{html.escape(reading['changes'])}; every finding checked again on those runs "
+                     "(<code>findings.json</code>, <code>setup_readings</code>).</p>" + R.table_html(pd.DataFrame(rows)))
+    return "".join(parts)
+
+
 def write_report(out: Path, params: S.StudyParams, tables: dict[str, pd.DataFrame], findings: dict[str, Any],
                  figs: list[dict[str, Any]], manifest: dict[str, Any]) -> Path:
     """Writes ``out/report.html`` (self-contained: figures embedded as PNG, linked to their files)."""
@@ -223,12 +240,12 @@ def write_report(out: Path, params: S.StudyParams, tables: dict[str, pd.DataFram
              + "</p>" + R.nav(["runs.parquet", "run_metrics.parquet", "summary.parquet", "trace_cwnd.parquet",
                                "trace_queue.parquet", "trace_drops.parquet", "findings.json", "study.json"]))
     diag = findings.get("diagnostics") or {}
-    extra = ""
+    extra = _setup_readings_html(findings)
     if diag:
         rows = [{"comparison": k.replace("_", " "), "relative change": R.fmt(v["value"]),
                  "95% CI": f"[{R.fmt(v['ci'][0])}, {R.fmt(v['ci'][1])}]", "replications": v["n"]}
                 for k, v in diag.items() if isinstance(v, dict)]
-        extra = ("<h3>Diagnostic (tcplab's, extension X1): RBDC's grant timeout</h3><p class='small'>" + html.escape(diag.get("scope", ""))
+        extra += ("<h3>Diagnostic (tcplab's, extension X1): RBDC's grant timeout</h3><p class='small'>" + html.escape(diag.get("scope", ""))
                  + "; relative change of elapsed time, paired by replication.</p>" + R.table_html(pd.DataFrame(rows)))
     summary_html = ("<h2 id='summary'>Summary table</h2><p class='small'>Per configuration and TCP variant, means over "
                     "replications; “±” is the half-width of the 95% Student-t interval.</p>"
