@@ -1,5 +1,5 @@
-"""Study iw-irto (seed 000, issue 4): tables of the seed, common random numbers, determinism,
-resumption, the findings logic, and a tiny end-to-end run through the CLI."""
+"""Study iw-irto (seed 000, ``docs/seeds/000_ae80ce17cd677c8e.txt``): tables of the seed, common random
+numbers, determinism, resumption, the claims and their ledger, and a tiny end-to-end run through the CLI."""
 
 import doctest
 import importlib
@@ -14,7 +14,10 @@ import pandas as pd
 import pytest
 
 from tcplab.cli import main
-from tcplab.studies import engine, iw_irto as S
+from tcplab.studies import engine, ledger
+from tcplab.studies import iw_irto as S
+from tcplab.studies.findings import VERDICTS, validate
+from tcplab.studies.iw_irto import claims as C
 
 
 # ---- the seed's numbers --------------------------------------------------------------
@@ -164,45 +167,150 @@ def test_resume_skips_finished_tasks(tmp_path: Path) -> None:
 def test_collected_rows_are_in_report_order(tmp_path: Path) -> None:
     S.run(tmp_path, S.StudyParams(reps=3, links=["lte"], block=2), jobs=1, progress=False, figures=False)
     flows = pd.read_parquet(tmp_path / "flows.parquet")
-    pd.testing.assert_frame_equal(flows, S._sort(flows, ["flow"]))
+    pd.testing.assert_frame_equal(flows, S.sort_rows(flows, ["flow"]))
 
 
 # ---- findings logic ------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
-def edge_hspa_metrics(tmp_path_factory: pytest.TempPathFactory) -> pd.DataFrame:
+def tiny_all_links(tmp_path_factory: pytest.TempPathFactory) -> S.StudyResult:
+    """Three replications of every link: every finding is evaluated (on far too little data)."""
     out = tmp_path_factory.mktemp("metrics")
-    res = S.run(out, S.StudyParams(reps=3, links=["edge", "hspa", "lte"], block=3), jobs=2, progress=False,
-                figures=False)
-    return res.tables["run_metrics"]
+    return S.run(out, S.StudyParams(reps=3, links=["edge", "hspa", "lte"], block=3), jobs=2, progress=False,
+                 figures=False)
 
 
-def _check(findings: dict, cid: str) -> dict:
-    return next(c for f in findings["findings"] for c in f["checks"] if c["id"] == cid)
+def _finding(doc: dict, fid: str) -> dict:
+    return next(f for f in doc["findings"] if f["id"] == fid)
 
 
-def test_findings_react_to_the_data(edge_hspa_metrics: pd.DataFrame) -> None:
-    params = S.StudyParams(reps=3)
-    rm = edge_hspa_metrics.copy()
-    # Make IW10 twice as slow as IW3 everywhere: F1a must fail, F1b must hold.
-    slow = rm.copy()
-    iw3 = slow[slow["iw"] == 3].set_index([c for c in S.RUN if c != "iw"])["elapsed_mean_s"]
-    idx = slow["iw"] == 10
-    keys = pd.MultiIndex.from_frame(slow.loc[idx, [c for c in S.RUN if c != "iw"]])
-    slow.loc[idx, "elapsed_mean_s"] = 2 * iw3.loc[keys].to_numpy()
-    f = S.evaluate_findings(slow, params)
-    assert _check(f, "F1a")["held"] is False and _check(f, "F1b")["held"] is True
-    assert _check(f, "F1a")["statistic"]["value"] == pytest.approx(1.0)
-    # A spurious RTO on LTE with IRTO1 breaks F3a.
-    broken = rm.copy()
-    row = broken.index[(broken["link"] == "lte") & (broken["irto_s"] == 1.0)][0]
-    broken.loc[row, "rto_spurious"] = 1.0
-    assert _check(S.evaluate_findings(broken, params), "F3a")["held"] is False
-    # Removing a link leaves its findings unevaluated (held = null), not failed.
-    only_lte = S.evaluate_findings(rm[rm["link"] == "lte"], params)
-    assert [f["held"] for f in only_lte["findings"]][0:2] == [None, None]
-    assert only_lte["findings"][2]["evaluated"] is True
+def _check(doc: dict, cid: str) -> dict:
+    return next(c for f in doc["findings"] for c in f["checks"] if c["id"] == cid)
+
+
+def _set_by_partner(rm: pd.DataFrame, factor: str, test: object, ref: object, metric: str, fn) -> pd.DataFrame:
+    """``metric`` of the ``test`` runs := fn(the same replication's ``ref`` value), run by run."""
+    out = rm.copy()
+    key = [c for c in S.RUN if c != factor]
+    ref_vals = out[out[factor] == ref].set_index(key)[metric]
+    idx = out[factor] == test
+    keys = pd.MultiIndex.from_frame(out.loc[idx, key])
+    out.loc[idx, metric] = fn(ref_vals.reindex(keys).to_numpy())
+    return out
+
+
+def test_every_finding_is_in_the_document_and_the_ledger_matches(tiny_all_links: S.StudyResult) -> None:
+    doc = tiny_all_links.findings
+    validate(doc)
+    assert [f["id"] for f in doc["findings"]] == S.FINDING_IDS
+    assert all(f["verdict"] in VERDICTS for f in doc["findings"])   # every link ran: nothing is "not run"
+    assert ledger.load("iw-irto").finding_problems(doc) == []
+    assert doc["ledger"]["coverage"]["result_sentences"] == ledger.load("iw-irto").coverage()["result_sentences"]
+    # Every threshold is the claims module's, stated before any run.
+    form = _check(doc, "F27a")["form"]
+    assert form == {"kind": "equivalence", "margin": pytest.approx(0.1 * 2.80)}
+    assert _check(doc, "F3a")["form"]["base"] == {"kind": "directional", "side": "above", "threshold": C.CLEAR_REL,
+                                                  "negligible": None}
+
+
+def test_findings_react_to_the_data(tiny_all_links: S.StudyResult) -> None:
+    rm = tiny_all_links.tables["run_metrics"]
+    # IW10 twice as slow as IW3 in every run: "IW10 improves performance" is contradicted, "tends to decrease" holds.
+    slow = _set_by_partner(rm, "iw", 10, 3, "elapsed_mean_s", lambda v: 2 * v)
+    f1, f2 = C.evaluate_one(slow, "F1"), C.evaluate_one(slow, "F2")
+    assert f1["verdict"] == "contradicted" and f2["verdict"] == "held"
+    assert f1["checks"][0]["statistic"]["value"] == pytest.approx(1.0) and f1["checks"][0]["statistic"]["exact"]
+    # A spurious RTO in every run of one LTE configuration contradicts "no spurious RTOs".
+    one = rm.copy()
+    lte = one.index[(one["link"] == "lte") & (one["buffer"] == "fifo-bdp") & (one["n_flows"] == 6)
+                    & (one["iw"] == 10) & (one["irto_s"] == 1.0)]
+    one.loc[lte, "rto_spurious"] = 1.0
+    assert _check({"findings": [C.evaluate_one(one, "F6")]}, "F6a")["verdict"] == "contradicted"
+
+
+def test_findings_of_links_not_run_say_not_run(tiny_all_links: S.StudyResult) -> None:
+    rm = tiny_all_links.tables["run_metrics"]
+    doc = S.evaluate_findings(rm[rm["link"] == "lte"], S.StudyParams(reps=3, links=["lte"]))
+    validate(doc)
+    verdicts = {f["id"]: f["verdict"] for f in doc["findings"]}
+    assert list(verdicts) == S.FINDING_IDS                   # always present ...
+    assert verdicts["F1"] == verdicts["F13"] == "not run"    # ... and not run when their links were not
+    assert verdicts["F6"] != "not run" and verdicts["F9"] != "not run"
+    assert all(c["verdict"] in VERDICTS for f in doc["findings"] for c in f["checks"])
+
+
+# ---- defects of the first findings, each fixed (these failed before) ---------------------
+
+
+def test_large_buffer_claims_are_edge_fifo_50_and_redok_is_an_extension(tiny_all_links: S.StudyResult) -> None:
+    # The seed's EDGE "large buffer" is the 50-packet FIFO; REDok (also 50 packets) was counted as one.
+    doc = tiny_all_links.findings
+    for cid in ("F13a", "F13b", "F15a", "F15b", "F15c", "F15d", "F16a", "F16c"):
+        c = _check(doc, cid)
+        assert {r["buffer"] for r in c["per_config"]} == {"fifo-50"} and not c["extension"], cid
+    for cid in ("F13x", "F15x"):
+        c = _check(doc, cid)
+        assert c["extension"] and {r["buffer"] for r in c["per_config"]} == {"redok"}
+    # Whatever REDok does, the seed's verdict does not move.
+    rm = tiny_all_links.tables["run_metrics"]
+    flipped = rm.copy()
+    redok = (flipped["link"] == "edge") & (flipped["buffer"] == "redok") & (flipped["irto_s"] == 1.0)
+    flipped.loc[redok, "rto_total"] = 0.0
+    after = {"findings": [C.evaluate_one(flipped, "F13")]}
+    assert _check(after, "F13x")["verdict"] == "contradicted"
+    assert _finding(after, "F13")["verdict"] == _finding(doc, "F13")["verdict"]
+
+
+def test_later_burst_fairness_is_directional_not_a_symmetric_index(tiny_all_links: S.StudyResult) -> None:
+    # IW3: the later burst gets 40% of the goodput; IW10: 60%. Jain's index between the bursts is the same
+    # for both (the old check saw no change); the later burst's fairness did improve.
+    rm = tiny_all_links.tables["run_metrics"].copy()
+    rm["later_share"] = np.where(rm["iw"] == 10, 0.6, 0.4)
+    rm["unfairness"] = (rm["later_share"] - 0.5).abs()
+    doc = {"findings": [C.evaluate_one(rm, "F4")]}
+    assert _check(doc, "F4a")["verdict"] == "held"           # the later burst gains
+    assert _check(doc, "F4b")["verdict"] == "contradicted"   # no closer to equal: exactly as far
+    assert _finding(doc, "F4")["readings"] == {"the bursts move closer to equal shares": "contradicted",
+                                               "the later burst gains": "held"}
+
+
+def test_no_effect_is_an_equivalence_claim_on_every_configuration(tiny_all_links: S.StudyResult) -> None:
+    rm = tiny_all_links.tables["run_metrics"]
+    same = _set_by_partner(rm, "irto_s", 1.0, 3.0, "elapsed_mean_s", lambda v: v)
+    c = C.evaluate_one(same, "F9")["checks"][0]
+    assert c["verdict"] == "held" and c["statistic"]["exact"]          # identical runs: an exact 0, not an interval
+    # -10%, 0, +10% in the three replications: the interval holds 0, which the old check called "held";
+    # it is far wider than the 2% margin, so too little data to say.
+    noisy = same.copy()
+    sel = noisy["irto_s"] == 1.0
+    noisy.loc[sel, "elapsed_mean_s"] *= 1 + 0.1 * (noisy.loc[sel, "rep"] - 1)
+    c = C.evaluate_one(noisy, "F9")["checks"][0]
+    assert c["verdict"] == "inconclusive" and c["reps_needed"] is not None
+    # One LTE configuration 10% slower with IRTO1, the rest identical: a pooled mean (+0.6%) would pass.
+    one = same.copy()
+    sel = (one["link"] == "lte") & (one["buffer"] == "fifo-2bdp") & (one["n_flows"] == 18) & (one["iw"] == 3) \
+        & (one["irto_s"] == 1.0)
+    one.loc[sel, "elapsed_mean_s"] *= 1.1
+    c = C.evaluate_one(one, "F9")["checks"][0]
+    assert abs(c["statistic"]["value"]) < C.SAME_REL and c["verdict"] == "contradicted"
+
+
+def test_first_rtos_are_read_from_the_cwnd_trace() -> None:
+    # EDGE, 50-packet FIFO, 6+6 flows, IW10, IRTO 1 s: the later burst's SYNs wait behind the first burst's
+    # queue for more than 1 s and time out; some first windows time out too.
+    out = S.simulate_block({"link": "edge", "buffer": "fifo-50", "n_flows": 6, "reps": [0, 1], "seed": 1,
+                            "offset_rtts": 2.0, "jitter_rtts": 0.5, "keep_owd": False})
+    flows = pd.DataFrame(out["flows"]).assign(link="edge", buffer="fifo-50", n_flows=6)
+    f = flows[(flows["iw"] == 10) & (flows["irto_s"] == 1.0)]
+    has = f["first_rto_s"].notna()
+    assert (has == (f["rtos"] > 0)).all()                      # a time exactly when there was a data RTO
+    assert (f.loc[has, "first_rto_s"] > f.loc[has, "established_s"]).all()
+    assert f["first_window_rto"].isin([0, 1]).all() and f["first_window_rto"].sum() > 0
+    assert (f.loc[f["first_window_rto"] == 1, "rtos"] > 0).all()
+    rm = S.run_metrics(flows, pd.DataFrame())
+    row = rm[(rm["iw"] == 10) & (rm["irto_s"] == 1.0)].iloc[0]
+    assert row["b2_rto_seen"] == 1.0 and row["b2_first_rto_s"] <= 1.0 + 1e-9   # a SYN timeout 1 s after a SYN
 
 
 def test_paired_statistic_pools_per_replication() -> None:
@@ -211,7 +319,7 @@ def test_paired_statistic_pools_per_replication() -> None:
         for iw, v in ((3, b), (10, a)):
             rows.append({"link": "hspa", "buffer": "red", "n_flows": 1, "iw": iw, "irto_s": 3.0, "rep": rep,
                          "elapsed_mean_s": v})
-    _, est, per = S._paired(pd.DataFrame(rows), "elapsed_mean_s", "iw", 10, 3, {}, relative=True)
+    _, est, per = C._paired(pd.DataFrame(rows), "elapsed_mean_s", C.IW, {}, relative=True)
     # relative differences: -0.5, -2/3, 0 -> mean -0.3889, t(0.975, 2) = 4.303
     diffs = np.array([-0.5, -2 / 3, 0.0])
     half = 4.302653 * diffs.std(ddof=1) / math.sqrt(3)
@@ -243,30 +351,34 @@ def test_tiny_study_writes_figures_report_and_findings(tmp_path: Path, capsys: p
         svg = p.with_suffix(".svg")
         root = ET.parse(svg).getroot()
         assert root.tag.endswith("svg") and len(list(root.iter())) > 50, svg
-    # report: references every figure file, has the findings, the BDP arithmetic and a summary table
+    # report: references every figure file, has the findings, the ledger, the BDP arithmetic and a summary table
     report = (out / "report.html").read_text()
     for stem in stems:
         assert f"figures/{stem}.png" in report and f"figures/{stem}.svg" in report
     assert report.count("data:image/png;base64,") == len(stems)
-    for needle in ("Findings of seed 000", "Bandwidth-delay products", "Summary table", "= 23.33 → 24 packets", "REDok"):
+    for needle in ("Findings of seed 000", "Claims ledger", ledger.load("iw-irto").coverage_text(),
+                   "Bandwidth-delay products", "Summary table", "= 23.33 → 24 packets", "REDok"):
         assert needle in report
-    # findings.json: five findings with a verdict, a statistic, its CI and the replications
+    # findings.json: every finding, with a verdict; the HSPA ones evaluated, the others not run
     doc = json.loads((out / "findings.json").read_text())
+    validate(doc)
     assert doc["replications"] == 3 and doc["links"] == ["hspa"] and doc["level"] == 0.95
-    assert [f["id"] for f in doc["findings"]] == ["F1", "F2", "F3", "F4", "F5"]
+    assert [f["id"] for f in doc["findings"]] == S.FINDING_IDS
+    hspa_only = {"F10", "F11", "F12", "F28", "F29", "F30"}
     for f in doc["findings"]:
-        assert f["held"] in (True, False, None) and isinstance(f["claim"], str) and f["claim"]
+        assert isinstance(f["claim"], str) and f["claim"]
         assert set(f["statistic"]) >= {"name", "value", "ci", "level", "n_replications"}
-        if f["evaluated"]:
-            assert f["held"] == all(c["held"] for c in f["checks"])
+        if f["id"] in hspa_only:
+            assert f["evaluated"] and f["verdict"] in VERDICTS
             for c in f["checks"]:
                 st = c["statistic"]
                 assert st["n_replications"] == 3 and len(st["ci"]) == 2 and c["criterion"]
-                if st["value"] is not None and st["ci"][0] is not None:
-                    assert st["ci"][0] <= st["value"] <= st["ci"][1]
         else:
-            assert f["held"] is None and f["checks"] == []
-    assert [f["evaluated"] for f in doc["findings"]] == [True, True, False, False, True]
+            assert f["verdict"] == "not run" and f["checks"] == []
+    # The ledger's ids match; what it names and this run left out are the checks of findings not run.
+    problems = ledger.load("iw-irto").finding_problems(doc)
+    not_run = {f["id"] for f in doc["findings"] if f["verdict"] == "not run"}
+    assert all(p.startswith("check F") and p.split()[1].rstrip("abcdx") in not_run for p in problems), problems
     manifest = json.loads((out / "study.json").read_text())
     assert manifest["failures"] == [] and manifest["runs"] == 4 * 4 * 4 * 3 and manifest["timings"]["total_s"] > 0
 
@@ -289,7 +401,9 @@ def test_bad_study_options_are_refused_before_anything_runs(tmp_path: Path, caps
 
 
 @pytest.mark.parametrize("name", ["tcplab.studies", "tcplab.studies.engine", "tcplab.studies.iw_irto",
-                                  "tcplab.studies.iw_irto_report"])
+                                  "tcplab.studies.iw_irto.setup", "tcplab.studies.iw_irto.analysis",
+                                  "tcplab.studies.iw_irto.claims", "tcplab.studies.iw_irto.study",
+                                  "tcplab.studies.iw_irto.report"])
 def test_docstring_examples(name: str) -> None:
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0 and result.attempted > 0

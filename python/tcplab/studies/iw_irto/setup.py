@@ -1,12 +1,12 @@
-"""Study ``iw-irto``: seed 000 reproduced end to end (issue 4).
+"""Set-up of study ``iw-irto``: links, buffers, workload, scenarios and the block of runs.
 
-Seed 000 is I. Järvinen, A. Nyrhinen, A. Y. Ding and M. Kojo, "Effect of IW and
+The seed is I. Järvinen, A. Nyrhinen, A. Y. Ding and M. Kojo, "Effect of IW and
 Initial RTO changes", IETF 79 (Beijing, November 2010): an ns-2 study (TCP SACK) of
 the initial window 3 -> 10 segments and the initial RTO 3 s -> 1 s over EDGE, HSPA and
-LTE bottlenecks (``shared/seeds/000_ae80ce17cd677c8e.txt``; SPEC.md, "Seed 000").
+LTE bottlenecks. Its text is kept verbatim in ``docs/seeds/000_ae80ce17cd677c8e.txt``.
 
-What runs (every choice the seed leaves open is a :class:`StudyParams` field, and
-``docs/studies/iw-irto.md`` explains each):
+What runs (every choice the seed leaves open is a :class:`StudyParams` field or a
+constant here, and ``docs/studies/iw-irto.md`` explains each):
 
 - **Topology.** A dumbbell. Sender ``s_i`` reaches router ``r0`` over an 11 ms,
   100 Mbit/s access link; ``r0 -> r1`` is the wireless link (the bottleneck); the
@@ -27,18 +27,17 @@ What runs (every choice the seed leaves open is a :class:`StudyParams` field, an
   the same, ``offset_rtts`` base RTTs later. Every flow's start is delayed by
   ``u * jitter_rtts * base RTT`` with ``u`` uniform in [0, 1) from
   ``numpy.random.default_rng([seed, rep])`` (a 2 x 18 array, flow i of burst b takes
-  ``u[b, i]``): replication ``rep`` sees the same draws for every TCP variant and
-  buffer (common random numbers). The core seed of replication ``rep`` is
+  ``u[b, i]``): replication ``rep`` sees the same draws for every TCP variant, buffer
+  and flow count (common random numbers). The core seed of replication ``rep`` is
   ``seed + rep`` (RED's drop draws), as in ``tcplab sweep``.
 - **TCP.** Profile ``ns2-sack`` (SACK, min RTO 1 s, no delayed ACKs), Reno, IW in
-  {3, 10}, initial RTO in {3 s, 1 s}.
+  {3, 10}, initial RTO in {3 s, 1 s} (RFC 6298 lowered the initial RTO of RFC 2988
+  from 3 s to 1 s).
 
-Execution is the shared study machine's (:mod:`tcplab.studies.engine`; this module
-holds only set-up, analysis and findings, as :class:`Definition`): a task is one
-link x buffer x N x block of replications x the four TCP variants; the worker calls ``_core.run``
-directly and keeps per-flow rows, per-run rows and, for N in {1, 6}, the one-way delay
-of every data packet. The five findings are checks on the data
-(:func:`evaluate_findings`), written to ``findings.json`` and the report.
+A task is one link x buffer x N x block of replications x the four TCP variants
+(:func:`plan`); the worker (:func:`simulate_block`) calls ``_core.run`` directly and
+keeps per-flow rows (with the time of each flow's first RTO, read from the core's
+cwnd trace), per-run rows and, for N in {1, 6}, the one-way delay of every data packet.
 
 Example:
     >>> [(l.name, l.bdp_pkts, round(l.bdp_exact, 1)) for l in LINKS.values()]
@@ -54,22 +53,18 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
 
-from tcplab import _core, stats
-from tcplab.studies import engine
-from tcplab.studies import findings as fnd
-from tcplab.studies.engine import BlockTask, StudyResult, TaskStore, task_key
-from tcplab.studies.findings import above as _above, below as _below, legacy_check as _check, clean as _clean
-from tcplab.studies.findings import count as _count, estimate as _est, finding as _finding, num as _num
+from tcplab import _core
+from tcplab.studies.engine import BlockTask, task_key
 
 __all__ = [
     "NAME",
+    "SEED_STUDY",
     "SUMMARY",
     "WirelessLink",
     "Buffer",
@@ -78,8 +73,10 @@ __all__ = [
     "RED_TABLE",
     "FLOW_COUNTS",
     "VARIANTS",
+    "CONFIG",
+    "VARIANT",
+    "RUN",
     "StudyParams",
-    "StudyResult",
     "buffers",
     "buffer_by_id",
     "queue_config",
@@ -88,17 +85,21 @@ __all__ = [
     "start_fractions",
     "flow_starts",
     "scenario",
+    "first_rtos",
     "simulate_block",
     "plan",
-    "run",
-    "run_metrics",
-    "evaluate_findings",
+    "sort_rows",
+    "variant_label",
+    "link_order",
+    "buffer_order",
 ]
 
 NAME = "iw-irto"
+#: The seed text, ``docs/seeds/<SEED_STUDY>.txt``.
+SEED_STUDY = "000_ae80ce17cd677c8e"
 SUMMARY = "Seed 000: IW 3 -> 10 and initial RTO 3 s -> 1 s over EDGE/HSPA/LTE (ns-2 TCP SACK)"
 #: Bumped when a change alters what a task computes, so old task files are not reused.
-STUDY_VERSION = 1
+STUDY_VERSION = 2  # 2: per-flow first-RTO columns from the cwnd trace
 
 NS_PER_S = 1_000_000_000
 PACKET_BYTES = 1500  # MSS 1460 + 40 B of headers
@@ -353,17 +354,61 @@ def scenario(link: WirelessLink, buf: Buffer, n_flows: int, iw: int, irto_s: flo
         },
         "flows": flows,
         "max_duration": MAX_DURATION_S * NS_PER_S,
-        "record": {"owd": ["*"] if record_owd else []},
+        # The cwnd trace gives the time of each flow's first RTO (:func:`first_rtos`).
+        "record": {"owd": ["*"] if record_owd else [], "cwnd": True},
     }
 
 
 _FLOW_INT = ("retransmits", "fast_retransmits", "rtos", "spurious_rtos", "syn_retransmits", "spurious_syn_rtos",
              "segs_sent", "bytes_delivered")
 _FLOW_FLOAT = ("start_s", "established_s", "completed_s", "elapsed_s", "goodput_bps")
+#: Loss state of the core's cwnd trace: the sender is recovering from an RTO.
+_STATE_LOSS = 2
 
 
 def _floats(values: list[Any]) -> np.ndarray:
     return np.array([np.nan if v is None else v for v in values], dtype=np.float64)
+
+
+def first_rtos(cwnd: dict[str, list[Any]], established_s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per flow, the time of its first data RTO and whether it hit the first window.
+
+    ``cwnd`` is the core's cwnd trace (one row per change of a sender's state, rows in
+    time order); a row whose state is loss (2) starts an RTO. The first window timed
+    out when the first row after the connection was established is such a row: no
+    ACK of data had moved the window before the RTO (the seed's "first packet").
+
+    Returns ``(first_rto_s, first_window_rto)``: absolute times in s (NaN for a flow
+    with no data RTO) and 0/1 flags, indexed by flow id.
+
+    Example:
+        >>> tr = {"flow_id": [0, 1, 0, 1, 0, 1], "t_s": [0.0, 0.0, 0.5, 0.5, 0.9, 2.0],
+        ...       "state": [0, 0, 0, 0, 0, 2]}
+        >>> t, w = first_rtos(tr, np.array([0.5, 0.5]))
+        >>> t.tolist(), w.tolist()
+        ([nan, 2.0], [0, 1])
+    """
+    n = len(established_s)
+    first = np.full(n, np.nan)
+    window = np.zeros(n, dtype=np.int8)
+    fid = np.asarray(cwnd["flow_id"], dtype=np.int64)
+    if not len(fid):
+        return first, window
+    ts = np.asarray(cwnd["t_s"], dtype=np.float64)
+    loss = np.asarray(cwnd["state"], dtype=np.int64) == _STATE_LOSS
+    order = np.argsort(fid, kind="stable")  # rows of each flow together, still in time order
+    fid, ts, loss = fid[order], ts[order], loss[order]
+    bounds = np.flatnonzero(np.diff(fid)) + 1
+    for lo, hi in zip(np.r_[0, bounds], np.r_[bounds, len(fid)]):
+        f = int(fid[lo])
+        hits = np.flatnonzero(loss[lo:hi])
+        if not len(hits):
+            continue
+        first[f] = ts[lo + hits[0]]
+        est = established_s[f]
+        after = np.flatnonzero(ts[lo:hi] > est) if not math.isnan(est) else np.zeros(0, dtype=np.int64)
+        window[f] = int(len(after) > 0 and loss[lo + after[0]])
+    return first, window
 
 
 def simulate_block(spec: dict[str, Any]) -> dict[str, Any]:
@@ -385,7 +430,8 @@ def simulate_block(spec: dict[str, Any]) -> dict[str, Any]:
     n = int(spec["n_flows"])
     seed = int(spec["seed"])
     keep_owd = bool(spec.get("keep_owd", False))
-    flows: dict[str, list[Any]] = {k: [] for k in ("rep", "iw", "irto_s", "flow", "burst", *_FLOW_FLOAT, *_FLOW_INT)}
+    flows: dict[str, list[Any]] = {k: [] for k in ("rep", "iw", "irto_s", "flow", "burst", *_FLOW_FLOAT, *_FLOW_INT,
+                                                    "first_rto_s", "first_window_rto")}
     runs: dict[str, list[Any]] = {k: [] for k in (
         "rep", "iw", "irto_s", "core_seed", "sim_end_s", "events", "digest", "drops_overflow", "drops_early",
         "drops_forced", "occ_max_pkts", "occ_mean_pkts", "owd_n", "owd_mean_s", "owd_p50_s", "owd_p99_s",
@@ -412,6 +458,9 @@ def simulate_block(spec: dict[str, Any]) -> dict[str, Any]:
                 flows[c] += [np.nan if v is None else v for v in f[c]]
             for c in _FLOW_INT:
                 flows[c] += f[c]
+            t_rto, window = first_rtos(doc["series"]["cwnd"], _floats(f["established_s"]))
+            flows["first_rto_s"] += t_rto.tolist()
+            flows["first_window_rto"] += window.tolist()
             q = doc["queues"]
             qi = q["link"].index("bottleneck")
             owd = doc["series"]["owd"]
@@ -529,12 +578,23 @@ def plan(params: StudyParams) -> list[BlockTask]:
 
 _LINK_ORDER = list(LINKS)
 _BUFFER_ORDER = ["fifo-bdp", "fifo-2bdp", "fifo-50", "red", "redok"]
+#: The columns that name a configuration, a TCP variant, and a run.
 CONFIG = ["link", "buffer", "n_flows"]
 VARIANT = ["iw", "irto_s"]
 RUN = CONFIG + VARIANT + ["rep"]
 
 
-def _sort(df: pd.DataFrame, extra: Sequence[str] = ()) -> pd.DataFrame:
+def link_order(name: str) -> int:
+    """A link's place in report order (EDGE, HSPA, LTE)."""
+    return _LINK_ORDER.index(name)
+
+
+def buffer_order(buffer_id: str) -> int:
+    """A buffer's place in report order (FIFO BDP, FIFO 2·BDP, FIFO 50, RED, REDok)."""
+    return _BUFFER_ORDER.index(buffer_id)
+
+
+def sort_rows(df: pd.DataFrame, extra: Sequence[str] = ()) -> pd.DataFrame:
     """Rows in report order: link, buffer, N, replication, variant (IW3/3s first), ``extra``."""
     if not len(df):
         return df
@@ -546,346 +606,13 @@ def _sort(df: pd.DataFrame, extra: Sequence[str] = ()) -> pd.DataFrame:
     return order.drop(columns=["_l", "_b", "_v"]).reset_index(drop=True)
 
 
-class Definition(engine.StudyDefinition):
-    """Seed 000 for the shared study machine (:func:`tcplab.studies.engine.run_study`)."""
-
-    name = NAME
-    seed_study = "000_ae80ce17cd677c8e"
-    version = STUDY_VERSION
-    task_tables = ("flows", "runs", "owd")
-    config_columns = (("link", "string"), ("buffer", "string"), ("n_flows", "int64"))
-    empty_columns = tuple(RUN)
-    block = staticmethod(simulate_block)
-
-    def plan(self, params: StudyParams) -> list[BlockTask]:
-        return plan(params)
-
-    def order(self, spec: dict[str, Any]) -> tuple[Any, ...]:
-        # A task's rows are already ordered by replication, variant (VARIANTS order) and
-        # flow or packet, so concatenating tasks in this order gives report order.
-        return (_LINK_ORDER.index(spec["link"]), _BUFFER_ORDER.index(spec["buffer"]), spec["n_flows"], spec["reps"][0])
-
-    def n_runs(self, params: StudyParams) -> int:
-        return params.n_runs()
-
-    def analyse(self, tables: dict[str, pd.DataFrame], params: StudyParams
-                ) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
-        rm = run_metrics(tables["flows"], tables["runs"])
-        summary = summary_table(rm)
-        findings = evaluate_findings(rm, params)
-        findings["seed_owd_maxima"] = owd_maxima(tables["runs"])
-        return {"run_metrics": rm, "summary": summary}, findings
-
-    def render_figures(self, tables: dict[str, pd.DataFrame], fig_dir: Path, params: StudyParams
-                       ) -> list[dict[str, Any]]:
-        from tcplab.studies import iw_irto_report
-
-        return iw_irto_report.render_figures(tables, tables["run_metrics"], fig_dir, params)
-
-    def write_report(self, out: Path, params: StudyParams, tables: dict[str, pd.DataFrame], findings: dict[str, Any],
-                     figs: list[dict[str, Any]], manifest: dict[str, Any]) -> Path:
-        from tcplab.studies import iw_irto_report
-
-        return iw_irto_report.write_report(out, params, tables, tables["run_metrics"], tables["summary"], findings,
-                                           figs, manifest)
 
 
-DEFINITION = Definition()
-
-
-def run(
-    out: str | Path,
-    params: StudyParams | None = None,
-    jobs: int | None = None,
-    scheduler: str | None = None,
-    progress: bool = True,
-    figures: bool = True,
-) -> StudyResult:
-    """Runs (or resumes) the study and writes tables, figures, ``findings.json`` and ``report.html``.
-
-    Args:
-        out: results directory; finished tasks already in ``out/tasks`` are skipped.
-        params: the study definition (default: the seed's, 100 replications, all links).
-        jobs, scheduler: as ``tcplab sweep`` (see :mod:`tcplab.studies.engine`).
-        progress: show a progress bar on stderr.
-        figures: render the figures (PNG + SVG) and embed them in the report.
-
-    Example (a tiny run; the CLI is ``tcplab study iw-irto --reps 2 --links lte``)::
-
-        >>> res = run("results/tiny", StudyParams(reps=2, links=["lte"]), jobs=1, progress=False)  # doctest: +SKIP
-        >>> res.report                                                                              # doctest: +SKIP
-        PosixPath('results/tiny/report.html')
-    """
-    return engine.run_study(DEFINITION, out, params or StudyParams(), jobs=jobs, scheduler=scheduler,
-                            progress=progress, figures=figures)
-
-
-def collect(store: TaskStore, tasks: list[BlockTask]) -> dict[str, pd.DataFrame]:
-    """The finished tasks' tables concatenated in report order: ``flows``, ``runs``, ``owd``."""
-    return engine.collect(DEFINITION, store, tasks)
-
-
-# --------------------------------------------------------------------------------------
-# Analysis
-
-
-def run_metrics(flows: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
-    """One row per run: elapsed times per burst, fairness, RTO counts and OWD summaries.
-
-    - ``elapsed_mean_s`` / ``elapsed_max_s``: mean and maximum (the longest flow) over
-      all 2N flows; ``elapsed_mean_b1_s`` etc. per burst.
-    - ``jain_b1``, ``jain_b2``: Jain's index of per-flow goodput within a burst (NaN
-      for N = 1); ``jain_within`` their mean.
-    - ``jain_between``: Jain's index of the two bursts' mean per-flow goodputs
-      (1 = both bursts equally fast, 0.5 = one burst starved); ``later_ratio`` =
-      burst 2's mean goodput / burst 1's.
-    - ``rto_total`` = data RTOs + SYN timeouts; ``rto_spurious`` the spurious ones
-      (the retransmitted segment or SYN had not been lost); ``rto_genuine`` the rest.
+def variant_label(iw: int, irto_s: float) -> str:
+    """A TCP variant's label.
 
     Example:
-        >>> f = pd.DataFrame({"link": ["lte"] * 2, "buffer": ["red"] * 2, "n_flows": [1, 1], "iw": [3, 3],
-        ...     "irto_s": [3.0, 3.0], "rep": [0, 0], "flow": [0, 1], "burst": [1, 2], "elapsed_s": [1.0, 2.0],
-        ...     "goodput_bps": [2.0, 1.0], "rtos": [1, 0], "spurious_rtos": [1, 0], "syn_retransmits": [0, 1],
-        ...     "spurious_syn_rtos": [0, 0]})
-        >>> r = run_metrics(f, pd.DataFrame())
-        >>> r[["elapsed_mean_s", "elapsed_max_s", "jain_between", "later_ratio", "rto_total", "rto_spurious"]].values.tolist()
-        [[1.5, 2.0, 0.9, 0.5, 2.0, 1.0]]
+        >>> variant_label(10, 1.0)
+        'IW10/IRTO1'
     """
-    f = flows.copy()
-    f["rto_total"] = f["rtos"] + f["syn_retransmits"]
-    f["rto_spurious"] = f["spurious_rtos"] + f["spurious_syn_rtos"]
-    f["g2"] = f["goodput_bps"] ** 2
-    per_burst = f.groupby(RUN + ["burst"], sort=False).agg(
-        el_mean=("elapsed_s", "mean"), el_max=("elapsed_s", "max"), g_sum=("goodput_bps", "sum"),
-        g2_sum=("g2", "sum"), g_n=("goodput_bps", "count"), g_mean=("goodput_bps", "mean")).reset_index()
-    per_burst["jain"] = np.where(per_burst["g_n"] >= 2,
-                                 per_burst["g_sum"] ** 2 / (per_burst["g_n"] * per_burst["g2_sum"]), np.nan)
-    wide = per_burst.pivot(index=RUN, columns="burst", values=["el_mean", "el_max", "jain", "g_mean"])
-    wide.columns = [f"{a}_b{b}" for a, b in wide.columns]
-    per_run = f.groupby(RUN, sort=False).agg(
-        elapsed_mean_s=("elapsed_s", "mean"), elapsed_max_s=("elapsed_s", "max"),
-        rto_total=("rto_total", "sum"), rto_spurious=("rto_spurious", "sum"), rto_data=("rtos", "sum"),
-        rto_syn=("syn_retransmits", "sum"), unfinished=("elapsed_s", lambda s: int(s.isna().sum())))
-    rm = per_run.join(wide).reset_index()
-    rm = rm.rename(columns={"el_mean_b1": "elapsed_mean_b1_s", "el_mean_b2": "elapsed_mean_b2_s",
-                            "el_max_b1": "elapsed_max_b1_s", "el_max_b2": "elapsed_max_b2_s"})
-    rm["rto_total"] = rm["rto_total"].astype(float)
-    rm["rto_spurious"] = rm["rto_spurious"].astype(float)
-    rm["rto_genuine"] = rm["rto_total"] - rm["rto_spurious"]
-    rm["jain_within"] = rm[["jain_b1", "jain_b2"]].mean(axis=1, skipna=False)
-    g1, g2 = rm["g_mean_b1"], rm["g_mean_b2"]
-    rm["jain_between"] = (g1 + g2) ** 2 / (2 * (g1 ** 2 + g2 ** 2))
-    rm["later_ratio"] = g2 / g1
-    rm = rm.drop(columns=["g_mean_b1", "g_mean_b2"])
-    if len(runs):
-        keep = ["owd_max_s", "owd_p50_s", "owd_p99_s", "owd_mean_s", "drops_overflow", "drops_early", "drops_forced",
-                "occ_max_pkts", "sim_end_s"]
-        rm = rm.merge(runs[RUN + keep], on=RUN, how="left")
-    return _sort(rm)
-
-
-def _variant_label(iw: int, irto_s: float) -> str:
     return f"IW{int(iw)}/IRTO{float(irto_s):g}"
-
-
-def summary_table(rm: pd.DataFrame) -> pd.DataFrame:
-    """Per configuration and TCP variant: means with 95% Student-t intervals over replications."""
-    rows = []
-    for key, part in rm.groupby(CONFIG + VARIANT, sort=False):
-        link, buf, n, iw, irto = key
-        row: dict[str, Any] = {"link": LINKS[link].label, "buffer": buffer_by_id(LINKS[link], buf).label,
-                               "flows": f"{n}+{n}", "variant": _variant_label(iw, irto), "reps": len(part)}
-        for col, name in (("elapsed_mean_b1_s", "elapsed b1 (s)"), ("elapsed_mean_b2_s", "elapsed b2 (s)"),
-                          ("elapsed_max_s", "longest (s)"), ("jain_within", "Jain within"),
-                          ("jain_between", "Jain between"), ("rto_total", "RTOs/run"),
-                          ("rto_spurious", "spurious/run"), ("owd_max_s", "max OWD (s)")):
-            if col not in part:
-                continue
-            est = stats.mean_ci(part[col])
-            row[name] = est.value
-            row[name + " ±"] = (est.high - est.value) if est.n >= 2 else math.nan
-        rows.append(row)
-    return pd.DataFrame(rows)
-
-
-# ---- findings -------------------------------------------------------------------------
-
-LEVEL = fnd.LEVEL
-
-
-def _paired(rm: pd.DataFrame, metric: str, factor: str, test: Any, ref: Any, where: dict[str, Sequence[Any]],
-            relative: bool) -> tuple[pd.DataFrame, dict[str, Any], list[dict[str, Any]]]:
-    """Paired differences of ``metric`` per replication (:func:`tcplab.studies.findings.paired`; a run is :data:`RUN`)."""
-    return fnd.paired(rm, metric, factor, test, ref, where, relative, unit=RUN)
-
-
-_bootstrap_ratio = fnd.bootstrap_ratio
-
-
-def _scope(rm: pd.DataFrame, links: Sequence[str]) -> list[str]:
-    return [l for l in links if l in set(rm["link"])]
-
-
-def evaluate_findings(rm: pd.DataFrame, params: StudyParams) -> dict[str, Any]:
-    """Checks seed 000's five findings on the per-run metrics; returns the ``findings.json`` document.
-
-    Each finding has one or more checks; a finding holds when all its checks hold.
-    Every check compares two TCP variants run by run (the same replication, so the
-    same start times: common random numbers) and pools the configurations in its
-    scope: per replication, the mean difference over those configurations, then a
-    95% Student-t interval over the replications. A check that needs a link the run
-    did not include is reported with ``held = null`` (not evaluated).
-    """
-    findings: list[dict[str, Any]] = []
-    small_large_links = _scope(rm, ["edge", "hspa"])
-    all_b = _BUFFER_ORDER
-
-    # F1 ------------------------------------------------------------------------------
-    checks = []
-    if small_large_links:
-        where = {"link": small_large_links, "n_flows": [1, 2]}
-        _, est, per = _paired(rm, "elapsed_mean_s", "iw", 10, 3, where, relative=True)
-        checks.append(_check(
-            "F1a", "IW10 improves the elapsed times of small bursts (1+1, 2+2 flows) on HSPA and EDGE",
-            "mean flow elapsed time per run, relative change IW10 vs IW3 (same IRTO, same replication), pooled over "
-            f"{'/'.join(small_large_links).upper()}, every buffer, N in {{1, 2}}, both IRTOs; held if the 95% CI is below 0",
-            "relative change of mean elapsed time, IW10 vs IW3", "fraction", est, _below(est), per,
-            configs_below_zero=_count(per, "below"), configs_above_zero=_count(per, "above")))
-        where = {"link": small_large_links, "n_flows": [18]}
-        _, est, per = _paired(rm, "elapsed_mean_s", "iw", 10, 3, where, relative=True)
-        checks.append(_check(
-            "F1b", "IW10 tends to hurt large bursts (18+18 flows) on HSPA and EDGE",
-            "as F1a for N = 18; held if the 95% CI is above 0",
-            "relative change of mean elapsed time, IW10 vs IW3", "fraction", est, _above(est), per,
-            configs_below_zero=_count(per, "below"), configs_above_zero=_count(per, "above")))
-    findings.append(_finding("F1", "IW10 improves the elapsed times of small bursts (1+1, 2+2) and tends to hurt "
-                             "large ones (18+18), on HSPA and EDGE", checks))
-
-    # F2 ------------------------------------------------------------------------------
-    checks = []
-    if small_large_links:
-        where = {"link": small_large_links}
-        _, est, per = _paired(rm, "jain_between", "iw", 10, 3, where, relative=False)
-        checks.append(_check(
-            "F2a", "IW10 improves the later burst's relative fairness",
-            "Jain's index between the bursts' mean per-flow goodputs, difference IW10 - IW3 per run, pooled over "
-            f"{'/'.join(small_large_links).upper()}, every buffer and N, both IRTOs; held if the 95% CI is above 0",
-            "difference of between-burst Jain index, IW10 - IW3", "index", est, _above(est), per,
-            configs_below_zero=_count(per, "below"), configs_above_zero=_count(per, "above")))
-        where = {"link": small_large_links, "n_flows": [2, 6, 18]}
-        _, est, per = _paired(rm, "jain_within", "iw", 10, 3, where, relative=False)
-        checks.append(_check(
-            "F2b", "IW10 worsens fairness within bursts",
-            "Jain's index of per-flow goodput within each burst (mean of the two bursts), difference IW10 - IW3 per "
-            "run, pooled over the same links, every buffer, N in {2, 6, 18}, both IRTOs; held if the 95% CI is below 0",
-            "difference of within-burst Jain index, IW10 - IW3", "index", est, _below(est), per,
-            configs_below_zero=_count(per, "below"), configs_above_zero=_count(per, "above")))
-    findings.append(_finding("F2", "IW10 improves the later burst's relative fairness and worsens fairness within "
-                             "bursts", checks))
-
-    # F3 ------------------------------------------------------------------------------
-    checks = []
-    if "lte" in set(rm["link"]):
-        lte1 = rm[(rm["link"] == "lte") & (rm["irto_s"] == 1.0)]
-        per_rep = lte1.groupby("rep")["rto_spurious"].mean()
-        total = int(lte1["rto_spurious"].sum())
-        runs_n = int(len(lte1))
-        if total == 0:
-            est = {"value": 0.0, "ci": [0.0, 3.0 / runs_n if runs_n else math.nan], "n": int(len(per_rep)),
-                   "runs": runs_n, "interval": "one-sided 95% upper bound, rule of three (3 / runs)"}
-        else:
-            est = {**_est(per_rep), "runs": runs_n, "interval": "Student-t over replications"}
-        per = [_clean({"buffer": b, "n_flows": int(n), "iw": int(i), "spurious_total": int(p["rto_spurious"].sum()),
-                       "rtos_total": int(p["rto_total"].sum()), "runs": int(len(p))})
-               for (b, n, i), p in lte1.groupby(["buffer", "n_flows", "iw"], sort=False)]
-        checks.append(_check(
-            "F3a", "On LTE, IRTO1 causes no spurious RTOs",
-            "spurious RTOs (data and SYN) per run on LTE with IRTO = 1 s, every buffer, N and IW; held if there are none",
-            "spurious RTOs per run, LTE, IRTO1", "RTOs/run", est, total == 0, per, spurious_total=total))
-        _, est, per = _paired(rm, "elapsed_mean_s", "irto_s", 1.0, 3.0, {"link": ["lte"]}, relative=True)
-        identical = bool(per) and all(c["value"] == 0 and c["ci"][0] == 0 and c["ci"][1] == 0 for c in per)
-        held = identical or (est["n"] >= 2 and est["ci"][0] <= 0 <= est["ci"][1])
-        checks.append(_check(
-            "F3b", "On LTE, elapsed times with IRTO1 are the same as with IRTO3 within the CI",
-            "mean flow elapsed time per run, relative change IRTO1 vs IRTO3 (same IW, same replication), pooled over "
-            "LTE's buffers, N and IWs; held if the 95% CI contains 0",
-            "relative change of mean elapsed time, IRTO1 vs IRTO3", "fraction", est, held, per,
-            configs_excluding_zero=_count(per, "excl"), all_runs_identical=identical))
-    findings.append(_finding("F3", "On LTE, IRTO1 changes nothing: no spurious RTOs, and elapsed times are the "
-                             "same within the CI", checks))
-
-    # F4 ------------------------------------------------------------------------------
-    checks = []
-    if "edge" in set(rm["link"]):
-        large = ["fifo-50", "redok"]
-        where = {"link": ["edge"], "buffer": large}
-        pairs, est, per = _paired(rm, "rto_total", "irto_s", 1.0, 3.0, where, relative=False)
-        checks.append(_check(
-            "F4a", "On EDGE with large buffers, IRTO1 increases the number of RTOs",
-            "RTOs (data + SYN timeouts) per run, difference IRTO1 - IRTO3 (same IW, same replication), pooled over "
-            "EDGE's 50-packet buffers (FIFO 50, REDok), every N, both IWs; held if the 95% CI is above 0",
-            "difference of RTOs per run, IRTO1 - IRTO3", "RTOs/run", est, _above(est), per,
-            configs_above_zero=_count(per, "above")))
-        sp_pairs, _, _ = _paired(rm, "rto_spurious", "irto_s", 1.0, 3.0, where, relative=False)
-        num = sp_pairs.groupby("rep")["diff"].sum()
-        den = pairs.groupby("rep")["diff"].sum().reindex(num.index)
-        ratio = _bootstrap_ratio(num.to_numpy(float), den.to_numpy(float))
-        ratio["interval"] = "bootstrap percentile over replications (2000 resamples, seed 0)"
-        per_sp = []
-        for key, part in rm[(rm["link"] == "edge") & rm["buffer"].isin(large)].groupby(["buffer", "n_flows", "iw"], sort=False):
-            a = part[part["irto_s"] == 1.0]
-            b = part[part["irto_s"] == 3.0]
-            per_sp.append(_clean({"buffer": key[0], "n_flows": int(key[1]), "iw": int(key[2]),
-                                  "rtos_irto3": float(b["rto_total"].mean()), "spurious_irto3": float(b["rto_spurious"].mean()),
-                                  "rtos_irto1": float(a["rto_total"].mean()), "spurious_irto1": float(a["rto_spurious"].mean()),
-                                  "value": math.nan, "ci": [math.nan, math.nan], "n": int(len(a))}))
-        checks.append(_check(
-            "F4b", "The extra RTOs are mostly spurious",
-            "share of the increase in RTOs (IRTO1 - IRTO3, same scope as F4a) made of spurious RTOs: "
-            "sum of spurious-RTO differences / sum of RTO differences; held if the 95% CI is above 0.5",
-            "spurious share of the RTO increase", "fraction", ratio,
-            ratio["n"] >= 2 and not math.isnan(ratio["ci"][0]) and ratio["ci"][0] > 0.5, per_sp))
-        _, est, per = _paired(rm, "elapsed_max_s", "irto_s", 1.0, 3.0, where, relative=False)
-        checks.append(_check(
-            "F4c", "IRTO1 delays the longest flow",
-            "elapsed time of the run's longest flow, difference IRTO1 - IRTO3, same scope as F4a; held if the 95% CI "
-            "is above 0", "difference of the longest elapsed time, IRTO1 - IRTO3", "s", est, _above(est), per,
-            configs_above_zero=_count(per, "above"), configs_below_zero=_count(per, "below")))
-    findings.append(_finding("F4", "On EDGE with large buffers, IRTO1 increases the number of RTOs, mostly spurious, "
-                             "and delays the longest flow", checks))
-
-    # F5 ------------------------------------------------------------------------------
-    checks = []
-    cases = [c for c in (("edge", 1), ("hspa", 6)) if c[0] in set(rm["link"])]
-    if cases and "owd_max_s" in rm:
-        sub = rm[rm.apply(lambda r: (r["link"], r["n_flows"]) in cases, axis=1) & (rm["irto_s"] == 3.0)]
-        case_text = " and ".join(f"{LINKS[l].label} {n}+{n}" for l, n in cases)
-        for cid, buf, label in (("F5a", "redok", "REDok"), ("F5b", "red", "RED")):
-            _, est, per = _paired(sub, "owd_max_s", "iw", 10, 3, {"buffer": [buf]}, relative=True)
-            checks.append(_check(
-                cid, f"{label} does not prevent IW10 from raising the one-way delay",
-                f"maximum one-way delay of the run's data packets, relative change IW10 vs IW3 (IRTO 3 s, same "
-                f"replication), {label}, pooled over {case_text} (the seed's OWD cases); held if the 95% CI is above 0",
-                "relative change of the maximum OWD, IW10 vs IW3", "fraction", est, _above(est), per,
-                configs_above_zero=_count(per, "above"), configs_below_zero=_count(per, "below")))
-    findings.append(_finding("F5", "RED (and REDok) fail to control the OWD increase of IW10", checks))
-
-    return fnd.document(NAME, "000_ae80ce17cd677c8e", asdict(params), params.reps, params.links, fnd.METHOD, findings)
-
-
-def owd_maxima(runs: pd.DataFrame) -> list[dict[str, Any]]:
-    """The largest one-way delay over all replications (IRTO 3 s), next to the seed's REDok values.
-
-    The seed gives 2.80 s (IW10) vs 2.06 s (IW3) for one flow and 0.429 s vs 0.296 s for
-    6 flows with REDok; the magnitudes place them on EDGE and HSPA respectively.
-    """
-    seed_values = {("edge", 1, 10): 2.80, ("edge", 1, 3): 2.06, ("hspa", 6, 10): 0.429, ("hspa", 6, 3): 0.296}
-    out = []
-    if not len(runs):
-        return out
-    sub = runs[(runs["irto_s"] == 3.0) & runs["n_flows"].isin(list(OWD_FLOW_COUNTS))]
-    for (link, buf, n, iw), part in sub.groupby(["link", "buffer", "n_flows", "iw"], sort=False):
-        out.append({"link": link, "buffer": buf, "n_flows": int(n), "iw": int(iw),
-                    "max_owd_s": _num(part["owd_max_s"].max()), "mean_of_run_maxima_s": _num(part["owd_max_s"].mean()),
-                    "seed_max_owd_s": seed_values.get((link, int(n), int(iw))) if buf == "redok" else None})
-    return out

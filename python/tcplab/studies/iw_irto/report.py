@@ -1,11 +1,12 @@
-"""Figures and ``report.html`` of the ``iw-irto`` study (seed 000; see :mod:`tcplab.studies.iw_irto`).
+"""Figures and ``report.html`` of study ``iw-irto`` (seed 000, ``docs/seeds/000_ae80ce17cd677c8e.txt``).
 
 Figures (PNG at 150 dpi and SVG, in ``figures/``), in the seed's layout:
 
 - ``elapsed_<link>_<buffer>``: CDFs of flow elapsed time, one panel per flow count and
   burst, with the four TCP variants overlaid (colour = IW, line style = IRTO).
-- ``fairness_<link>``: Jain's index within burst 1, within burst 2 and between the
-  bursts, mean over replications with 95% Student-t whiskers, per buffer and N.
+- ``fairness_<link>``: Jain's index within burst 1 and within burst 2, and the later
+  burst's goodput share (0.5 = equal), mean over replications with 95% Student-t
+  whiskers, per buffer and N.
 - ``rtos_<link>``: RTOs per run (data + SYN), stacked genuine / spurious.
 - ``owd_<link>_<N>flows``: CDFs of the one-way delay of every data packet (IRTO 3 s),
   FIFO vs RED (left) and FIFO vs REDok (right), IW3 dashed and IW10 solid; the
@@ -13,7 +14,9 @@ Figures (PNG at 150 dpi and SVG, in ``figures/``), in the seed's layout:
 
 Figure files, CDF thinning and the page skeleton are the shared ones
 (:mod:`tcplab.studies.reporting`); this module adds the seed's figures, the set-up
-section (BDP arithmetic, buffers) and the REDok OWD maxima.
+section (BDP arithmetic, buffers) and the REDok OWD maxima. It reads only the set-up
+(:mod:`tcplab.studies.iw_irto.setup`) and what its caller passes; the study module
+imports it, never the other way round.
 
 Example:
     >>> xs, ps = ecdf_points(np.arange(10_000.0), max_points=100)
@@ -31,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from tcplab import stats
-from tcplab.studies import iw_irto as S
+from tcplab.studies.iw_irto import setup as S
 from tcplab.studies import reporting as R
 from tcplab.studies.reporting import CDF_POINTS, ecdf_points
 from tcplab.studies.reporting import figure as _figure, save as _save, step as _step
@@ -47,7 +50,7 @@ BUFFER_COLOURS = {"fifo-bdp": "#555555", "fifo-2bdp": "#000000", "fifo-50": "#00
 def _legend_variants(fig: Any) -> None:
     from matplotlib.lines import Line2D
 
-    handles = [Line2D([], [], color=IW_COLOURS[iw], linestyle=IRTO_STYLES[irto], label=S._variant_label(iw, irto))
+    handles = [Line2D([], [], color=IW_COLOURS[iw], linestyle=IRTO_STYLES[irto], label=S.variant_label(iw, irto))
                for iw, irto in S.VARIANTS]
     fig.legend(handles=handles, loc="outside lower center", ncols=4, frameon=False)
 
@@ -101,12 +104,12 @@ def _legend_bars(fig: Any) -> None:
     from matplotlib.patches import Patch
 
     handles = [Patch(facecolor=IW_COLOURS[iw], alpha=1.0 if irto == 3.0 else 0.55, hatch=None if irto == 3.0 else "//",
-                     edgecolor="white", label=S._variant_label(iw, irto)) for iw, irto in S.VARIANTS]
+                     edgecolor="white", label=S.variant_label(iw, irto)) for iw, irto in S.VARIANTS]
     fig.legend(handles=handles, loc="outside lower center", ncols=4, frameon=False)
 
 
 def fig_fairness(rm: pd.DataFrame, link: S.WirelessLink) -> Any:
-    """Jain's index within each burst and between the bursts, with 95% CIs, per buffer and N."""
+    """Jain's index within each burst and the later burst's goodput share, with 95% CIs, per buffer and N."""
     import matplotlib
 
     from tcplab.plots import STYLE
@@ -116,21 +119,24 @@ def fig_fairness(rm: pd.DataFrame, link: S.WirelessLink) -> Any:
     fig, axes = _figure(3, len(bufs), 2.6 * len(bufs) + 0.6, 7.0, sharey=True)
     rows = (("jain_b1", "within the first burst", [n for n in S.FLOW_COUNTS if n > 1]),
             ("jain_b2", "within the later burst", [n for n in S.FLOW_COUNTS if n > 1]),
-            ("jain_between", "between the bursts", list(S.FLOW_COUNTS)))
+            ("later_share", "later burst's goodput share", list(S.FLOW_COUNTS)))
     with matplotlib.rc_context(STYLE):
         for r, (metric, what, groups) in enumerate(rows):
             for c, b in enumerate(bufs):
                 ax = axes[r, c]
                 _bars(ax, groups, sub[sub["buffer"] == b.id], metric)
                 ax.set_ylim(0, 1.05)
+                if metric == "later_share":  # equal shares
+                    ax.axhline(0.5, color="#999999", linewidth=0.6, linestyle=":")
                 if r == 0:
                     ax.set_title(b.label)
                 if c == 0:
-                    ax.set_ylabel(f"Jain {what}")
+                    ax.set_ylabel(what if metric == "later_share" else f"Jain {what}")
                 if r == 2:
                     ax.set_xlabel("flows per burst")
         _legend_bars(fig)
-        fig.suptitle(f"{link.label}: fairness (Jain's index of goodput; mean and 95% CI over replications)")
+        fig.suptitle(f"{link.label}: fairness (Jain's index within a burst; later burst's share of the two bursts' mean "
+                     "goodput, 0.5 = equal; mean and 95% CI over replications)")
     return fig
 
 
@@ -169,7 +175,7 @@ def fig_rtos(rm: pd.DataFrame, link: S.WirelessLink) -> Any:
             ax.set_xlabel("flows per burst")
             if c == 0:
                 ax.set_ylabel("RTOs per run (data + SYN)")
-        handles = [Patch(facecolor=IW_COLOURS[iw], alpha=1.0 if irto == 3.0 else 0.55, label=S._variant_label(iw, irto))
+        handles = [Patch(facecolor=IW_COLOURS[iw], alpha=1.0 if irto == 3.0 else 0.55, label=S.variant_label(iw, irto))
                    for iw, irto in S.VARIANTS]
         handles.append(Patch(facecolor="white", edgecolor="#333333", hatch="xxxx", label="spurious (top of each bar)"))
         fig.legend(handles=handles, loc="outside lower center", ncols=5, frameon=False)
@@ -236,8 +242,9 @@ def render_figures(tables: dict[str, pd.DataFrame], rm: pd.DataFrame, fig_dir: P
         link = S.LINKS[name]
         stem = f"fairness_{name}"
         out.append({"stem": stem, "section": "fairness", **_save(fig_fairness(rm, link), fig_dir, stem),
-                    "caption": f"{link.label}: Jain's fairness index of per-flow goodput within each burst and between "
-                               "the bursts' mean goodputs; bars are means over replications, whiskers 95% Student-t CIs."})
+                    "caption": f"{link.label}: Jain's fairness index of per-flow goodput within each burst, and the later "
+                               "burst's share of the two bursts' mean per-flow goodput (0.5 = equal, dotted); bars are "
+                               "means over replications, whiskers 95% Student-t CIs."})
     for name in params.links:
         link = S.LINKS[name]
         stem = f"rtos_{name}"
