@@ -378,7 +378,20 @@ def _slow_link(r: pd.DataFrame) -> list[dict[str, Any]]:
             "T8a", "Round-trip times on the slow link reach many seconds",
             fnd.Directional("above", threshold=MANY_S),
             "longest handshake round trip (SYN to established, SYN not retransmitted) in any slow-link run", "s",
-            fnd.estimate(peak), per, scope=scope64, note=f"'many secs': at least {MANY_S:g} s"))
+            fnd.estimate(peak), per, reading="measured on handshakes", scope=scope64,
+            note=f"'many secs': at least {MANY_S:g} s"))
+        # A second reading, added after the first full-size run: a handshake whose SYN-ACK
+        # waits longer than the 3 s initial RTO always has its SYN retransmitted, so T8a's
+        # samples cannot exceed 3 s. A packet's round trip is the 300 ms path plus the
+        # queueing delay it meets; the largest is the path plus the largest queue.
+        tmp = slow.assign(rtt_max=RTT_S + slow["qdelay_max_s"])
+        _, per = _pool(tmp.groupby(PER + ["rep"], as_index=False)["rtt_max"].max(), PER, "rtt_max")
+        checks.append(fnd.check(
+            "T8b", "Round-trip times on the slow link reach many seconds",
+            fnd.Directional("above", threshold=MANY_S),
+            "300 ms plus the largest bottleneck queueing delay (queue bytes over the rate) in any slow-link run", "s",
+            fnd.estimate(tmp.groupby("rep")["rtt_max"].max()), per, reading="a packet meeting the largest queue",
+            scope=scope64, note=f"'many secs': at least {MANY_S:g} s"))
     out.append(_finding("T8", "Very long RTT (upto many secs)", checks))
 
     # T9: "queuing delay upto 7.5secs (40 packets)"
