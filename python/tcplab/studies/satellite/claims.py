@@ -254,8 +254,9 @@ def findings_of(rm: pd.DataFrame, params: StudyParams) -> list[dict[str, Any]]:
         rows = [{"comparison": "RBDC vs CRA", **r_c[1]}, {"comparison": "VBDC vs CRA", **v_c[1]}]
         add("S5", check("S5a", "CRA yields best performance: RBDC and VBDC are slower than CRA", Every(_above()), stat,
                         _REL, pooled(r_c[0], v_c[0]), rows, scope=scope, reading=ON_AVERAGE))
-        add("S5", check("S5b", "RBDC performs better than VBDC", _above(), "relative change of elapsed time, VBDC vs RBDC",
-                        _REL, v_r[1], v_r[2], scope=scope, reading=ON_AVERAGE))
+        add("S5", check("S5b", "RBDC performs better than VBDC", _above(),
+                        "relative change of elapsed time, VBDC vs RBDC", _REL, v_r[1], v_r[2], scope=scope,
+                        reading=ON_AVERAGE))
         best = combine_pairs([r_c[0], v_c[0]], lambda d: d.min(axis=1))
         per = per_config(best)
         add("S5", check("S5c", "CRA yields best performance", Share(_above(), most(len(per))),
@@ -343,11 +344,12 @@ def findings_of(rm: pd.DataFrame, params: StudyParams) -> list[dict[str, Any]]:
         cfg = ["dama", "slacp", "error", "n_flows"]
         slower = {tuple(c[k] for k in cfg) for c in per1 if _above().decide(c) == fnd.HELD}
         d_pairs, _, d_per = paired(base, "overshoot_drops", "variant", "enhanced", "reference", {}, relative=False)
-        inside = d_pairs[[tuple(r) in slower for r in d_pairs[cfg].itertuples(index=False)]] if len(d_pairs) else d_pairs
+        if len(d_pairs):
+            d_pairs = d_pairs[[tuple(r) in slower for r in d_pairs[cfg].itertuples(index=False)]]
         add("S10", check("S10b", "where Enhanced TCP is slower, its overshoot is larger (the arrow of the sentence)",
                          Every(_above(negligible=NEGLIGIBLE_DROPS)),
                          "difference of segments lost in the initial slow start's overshoot, Enhanced - Reference",
-                         "segments", pooled(inside), [c for c in d_per if tuple(c[k] for k in cfg) in slower],
+                         "segments", pooled(d_pairs), [c for c in d_per if tuple(c[k] for k in cfg) in slower],
                          scope=f"the {len(slower)} test cases where S10a finds Enhanced TCP slower",
                          reading="decreased = slower than Reference TCP"))
         # CBI's reused ssthresh ends slow start before the buffer overflows (S11b): Enhanced TCP
@@ -387,8 +389,9 @@ def findings_of(rm: pd.DataFrame, params: StudyParams) -> list[dict[str, Any]]:
                                _below(negligible=NEGLIGIBLE_DROPS), d_stat, "segments", est_d, per_d, scope=scope))
                 ext = ("c", "d")
             else:
-                add(fid, check(mk.format("a"), "DAASS makes TCP too aggressive: it loses more segments in the overshoot",
-                               _below(negligible=NEGLIGIBLE_DROPS), d_stat, "segments", est_d, per_d, scope=scope))
+                add(fid, check(mk.format("a"), "DAASS makes TCP too aggressive: it loses more segments in the "
+                                               "overshoot", _below(negligible=NEGLIGIBLE_DROPS), d_stat, "segments",
+                               est_d, per_d, scope=scope))
                 if clean:
                     _, est, per = paired(main, "overshoot_s", "variant", variant, "enhanced",
                                          {**SEED_SUBSET, "error": ["none"]}, relative=False)

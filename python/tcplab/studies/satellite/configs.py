@@ -70,9 +70,10 @@ from tcplab.sweeps import _set_path
 
 __all__ = [
     "NAME", "SEED_STUDY", "SUMMARY", "STUDY_VERSION", "DAMA_MODES", "RBDC_DIAGNOSTIC", "ERROR_MODELS", "ERROR_LABELS",
-    "SEED_ERROR_TABLE", "VARIANTS", "IW4_VARIANTS", "ALL_VARIANTS", "IW4", "VARIANT_LABELS", "WORKLOADS", "HIGH_ERRORS", "LOW_ERRORS", "LOSSY_ERRORS",
-    "BASE_TCP", "SEED_SUBSET", "EXAMPLES", "StudyParams", "base_documents", "variant_document",
-    "core_scenario", "variants_of", "slow_start_exits", "overshoot", "simulate_block", "plan", "CONFIG", "RUN", "DAMA_ORDER",
+    "SEED_ERROR_TABLE", "VARIANTS", "IW4_VARIANTS", "ALL_VARIANTS", "IW4", "VARIANT_LABELS", "WORKLOADS",
+    "HIGH_ERRORS", "LOW_ERRORS", "LOSSY_ERRORS", "BASE_TCP", "SEED_SUBSET", "EXAMPLES", "StudyParams",
+    "base_documents", "variant_document", "core_scenario", "variants_of", "slow_start_exits", "overshoot",
+    "simulate_block", "plan", "CONFIG", "RUN", "DAMA_ORDER",
 ]
 
 NAME = "satellite"
@@ -111,7 +112,8 @@ ALL_VARIANTS = VARIANTS + IW4_VARIANTS
 IW4 = 4
 VARIANT_LABELS = {"reference": "Reference", "enhanced": "Enhanced", "enhanced+cbi": "Enhanced + CBI",
                   "enhanced-daass": "Enhanced, no DAASS", "enhanced-iw4": "Enhanced (IW 4 seg.)",
-                  "enhanced-iw4+cbi": "Enhanced (IW 4 seg.) + CBI", "enhanced-iw4-daass": "Enhanced (IW 4 seg.), no DAASS"}
+                  "enhanced-iw4+cbi": "Enhanced (IW 4 seg.) + CBI",
+                  "enhanced-iw4-daass": "Enhanced (IW 4 seg.), no DAASS"}
 #: The seed's two TCPs (slides "TCP variants under study"); its conclusions compare these.
 BASE_TCP = ("reference", "enhanced")
 #: "High" link-error rates: the seed's models named High and above (average PER >= 5%).
