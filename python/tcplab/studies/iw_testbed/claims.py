@@ -287,8 +287,8 @@ def _key_findings(r: pd.DataFrame) -> list[dict[str, Any]]:
         checks.append(fnd.check(
             cid, "Long-lived flows perform equally or better under IW10 than under IW3"
                  + (" (on the runs the seed did not make)" if ext else ""),
-            fnd.Directional("above", threshold=-EQUAL), "relative change of the 2 background flows' goodput, IW10 vs IW3",
-            "fraction", est, per, extension=ext,
+            fnd.Directional("above", threshold=-EQUAL),
+            "relative change of the 2 background flows' goodput, IW10 vs IW3", "fraction", est, per, extension=ext,
             scope=("the seed's cross-traffic runs: 64 kbit/s, 5 simultaneous opens, 75 % and 97.5 % load, SACK on and "
                    "off" if not ext else "background runs the seed did not make: 20 Mbit/s, and 64 kbit/s with single "
                                          "opens"),

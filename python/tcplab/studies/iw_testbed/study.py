@@ -226,8 +226,10 @@ def idle_uct(link: str, iw_segments: int) -> float:
     """UCT of one transaction alone on the idle testbed, s (deterministic; SACK plays no part).
 
     Example:
-        >>> round(idle_uct("64k", 3), 3), round(idle_uct("64k", 10), 3), round(idle_uct("20m", 3) - idle_uct("20m", 10), 3)
-        (2.591, 2.591, 0.597)
+        >>> round(idle_uct("64k", 3), 3), round(idle_uct("64k", 10), 3)   # 64 kbit/s: no round trip saved
+        (2.591, 2.591)
+        >>> round(idle_uct("20m", 3) - idle_uct("20m", 10), 3)           # 20 Mbit/s: 2 RTTs of 300 ms
+        0.597
     """
     from tcplab.scenario import Scenario
 
