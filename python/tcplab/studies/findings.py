@@ -663,6 +663,8 @@ def check(cid: str, claim: str, form: Form, statistic: str, unit: str, est: dict
     base = getattr(form, "base", form)
     rows = [clean({**c, "exact": bool(c.get("exact", False)), "verdict": base.decide(c)}) for c in per_config]
     criterion = form.describe(unit) + (f"; scope: {scope}" if scope else "") + (f"; {note}" if note else "")
+    if isinstance(form, Share) and per_config:
+        criterion += f" ({form._need(len(per_config))} of the {len(per_config)} configurations)"
     return {"id": cid, "claim": claim, "form": form.as_dict(), "criterion": criterion, "verdict": verdict,
             "statistic": {"name": statistic, "unit": unit, "value": num(est.get("value")),
                           "ci": [num(v) for v in est.get("ci", [math.nan, math.nan])],

@@ -276,7 +276,8 @@ class Ledger:
             if any(line in q for q in quotes):
                 continue
             rest = line
-            for q in quotes:
+            # Longest first, so that a short quote inside a longer one cannot break it.
+            for q in sorted(quotes, key=len, reverse=True):
                 if q and q in rest:
                     rest = rest.replace(q, " ")
             if len(_WORD.findall(rest)) >= MIN_WORDS - 1:

@@ -195,7 +195,10 @@ def ledger_html(ledger: dict[str, Any] | None, findings: dict[str, Any]) -> str:
 
     if not ledger:
         return ""
+    from tcplab.studies.findings import combine
+
     verdicts = {f["id"]: f["verdict"] for f in findings["findings"]}
+    check_verdicts = {c["id"]: c["verdict"] for f in findings["findings"] for c in f["checks"]}
     rows = []
     for s in ledger["sentences"]:
         if s["status"] == "context":
@@ -203,6 +206,11 @@ def ledger_html(ledger: dict[str, Any] | None, findings: dict[str, Any]) -> str:
         if s["status"] == "checked":
             what = ", ".join(f"<a href='#{finding_anchor(fid)}'>{html.escape(fid)}</a> {verdict(verdicts.get(fid))}"
                              for fid in s["findings"])
+            named = [check_verdicts[c] for c in s.get("checks", []) if c in check_verdicts]
+            if named:
+                # The sentence is tested by these checks of the finding: their own combined verdict.
+                what += (f"<br><span class='small'>this sentence's checks ({html.escape(', '.join(s['checks']))}): "
+                         f"{verdict(combine(named))}</span>")
         elif s["status"] == "not testable":
             what = f"{verdict('not testable here')}: {html.escape(s['reason'])}"
         else:
