@@ -291,6 +291,8 @@ class EmulatedDefinition(engine.StudyDefinition):
     :attr:`metrics` and :attr:`comparison_unit`, and adds its set-up and report.
     """
 
+    #: The agreement finding is tcplab's, not the seed's: no claims ledger.
+    ledger = False
     #: Columns that name a configuration in the ``runs`` table.
     config: Sequence[str] = ()
     #: The metrics compared between the simulator and the kernel.

@@ -226,6 +226,9 @@ class StudyDefinition(abc.ABC):
             every row of a task's tables (the task's configuration).
         empty_columns: columns of a task table that no task produced.
         block: the module-level block function run by workers (a ``staticmethod``).
+        ledger: attach the study's claims ledger (:mod:`tcplab.studies.ledger`) to its
+            ``findings.json``; off for modes whose findings are not the seed's (the
+            emulated subset's agreement finding).
 
     Example:
         >>> class Squares(StudyDefinition):
@@ -250,6 +253,7 @@ class StudyDefinition(abc.ABC):
     config_columns: tuple[tuple[str, str], ...] = ()
     empty_columns: tuple[str, ...] = ()
     block: BlockFn
+    ledger: bool = True
 
     @abc.abstractmethod
     def plan(self, params: Any) -> list[BlockTask]:
@@ -377,7 +381,8 @@ def run_study(
     for name, df in tables.items():
         write_table(df, out / f"{name}.parquet")
     derived, findings = definition.analyse(tables, params)
-    attach_ledger(definition.name, findings)
+    if definition.ledger:
+        attach_ledger(definition.name, findings)
     for name, df in derived.items():
         write_table(df, out / f"{name}.parquet")
     tables = {**tables, **derived}
