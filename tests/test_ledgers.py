@@ -58,3 +58,11 @@ def test_finding_ids_are_checked_against_findings_json() -> None:
         "finding F2 is in findings.json but in no ledger sentence or extension",
         "finding X1: extension = False in findings.json, True in the ledger",
         "finding F1 is named in the ledger but not in findings.json"]
+
+
+def test_checks_of_a_finding_that_was_not_run_are_not_looked_for() -> None:
+    lg = ledger.Ledger.parse('study = "x"\nseed = "0_x"\n[[sentence]]\nid = "a"\ntext = "t"\nstatus = "checked"\n'
+                             'findings = ["F1"]\nchecks = ["F1a"]\n', "x.toml")
+    assert lg.finding_problems({"findings": [{"id": "F1", "verdict": "not run", "checks": []}]}) == []
+    assert lg.finding_problems({"findings": [{"id": "F1", "verdict": "held", "checks": [{"id": "F1b"}]}]}) == [
+        "check F1a is named in the ledger but not in findings.json"]

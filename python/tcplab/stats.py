@@ -23,6 +23,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Iterable, Sequence
@@ -111,8 +112,12 @@ def t_cdf(t: float, df: float) -> float:
     return 1.0 - tail if t >= 0 else tail
 
 
+@functools.lru_cache(maxsize=4096)
 def t_quantile(p: float, df: float) -> float:
     """The ``p`` quantile of Student's t (inverse of :func:`t_cdf`, by bisection).
+
+    Cached by ``(p, df)``: a study asks for the same few quantiles thousands of times,
+    and each bisection costs about a millisecond.
 
     Example:
         >>> [round(t_quantile(0.975, df), 3) for df in (1, 2, 10, 30)]
