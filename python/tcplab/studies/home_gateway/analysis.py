@@ -45,6 +45,7 @@ __all__ = [
     "summary_table",
     "fine_curves",
     "owd_percentiles",
+    "step_at",
     "series_stats",
     "periodogram",
     "dominant_period",
@@ -117,8 +118,13 @@ def owd_percentiles(owd: pd.DataFrame, qs: Sequence[float] = (50, 90, 95, 99)) -
 # ---- the time series ----------------------------------------------------------------------
 
 
-def _held(t: np.ndarray, v: np.ndarray, grid: np.ndarray) -> np.ndarray:
-    """A step function (value ``v[i]`` from ``t[i]`` on) read at the times ``grid`` (``nan`` before ``t[0]``)."""
+def step_at(t: np.ndarray, v: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """A step function (value ``v[i]`` from ``t[i]`` on) read at the times ``grid`` (``nan`` before ``t[0]``).
+
+    Example:
+        >>> step_at(np.array([1.0, 2.0]), np.array([10, 20]), np.array([0.5, 1.0, 1.5, 2.5]))
+        array([nan, 10., 10., 20.])
+    """
     i = np.searchsorted(t, grid, side="right") - 1
     out = v[np.clip(i, 0, None)].astype(float)
     out[i < 0] = np.nan
@@ -145,8 +151,8 @@ def series_stats(cwnd_t: np.ndarray, cwnd_bytes: np.ndarray, state: np.ndarray, 
         (1.0, 4.0)
     """
     grid = np.arange(t0, t1, grid_s)
-    c = _held(np.asarray(cwnd_t, float), np.asarray(cwnd_bytes, float), grid)
-    q = _held(np.asarray(queue_t, float), np.asarray(queue_bytes, float), grid)
+    c = step_at(np.asarray(cwnd_t, float), np.asarray(cwnd_bytes, float), grid)
+    q = step_at(np.asarray(queue_t, float), np.asarray(queue_bytes, float), grid)
     ok = ~(np.isnan(c) | np.isnan(q))
     r = math.nan
     if ok.sum() > 2 and np.ptp(c[ok]) > 0 and np.ptp(q[ok]) > 0:

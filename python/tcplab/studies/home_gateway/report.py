@@ -444,7 +444,8 @@ def write_report(out: Path, params: S.StudyParams, tables: dict[str, pd.DataFram
     title = "tcplab study home-gateway: drop-tail semantics, CUBIC vs NewReno and collateral damage to VoIP (seed 003)"
     runs = tables["runs"]
     intro = ("<p>Stewart, Hayes, Armitage, Welzl and Petlund, <i>Multimedia-unfriendly TCP congestion control and home "
-             "gateway queue management</i>, ACM MMSys 2011 (testbed and ns-2), reproduced on tcplab's simulator. "
+             "gateway queue management</i>, ACM MMSys 2011 (testbed and ns-2), re-run on tcplab's simulator and checked "
+             "sentence by sentence (claims ledger below). "
              + R.provenance(manifest, f"{params.n_runs()} runs ({len(runs)} finished)") + "</p>"
              + R.nav(["runs.parquet", "owd.parquet", "cwnd.parquet", "queue.parquet", "summary.parquet",
                       "fine_curves.parquet", "owd_percentiles.parquet", "periodicity.parquet", "findings.json",
