@@ -34,7 +34,8 @@ and decides its verdict:
   ``[-margin, margin]``, contradicted when it lies wholly outside, inconclusive
   otherwise. A wider interval can only move a verdict towards inconclusive, never
   towards held. (The 95% interval is used, i.e. each one-sided test at 2.5%; stricter
-  than the textbook 90% TOST interval.)
+  than the textbook 90% TOST interval.) :class:`Differs` ("X and Y interact
+  differently") is its complement.
 - Quantifiers over the configurations in scope, each configuration judged by a base
   form on its own interval: :class:`Every` ("always", "every"), :class:`Share`
   ("often", "mostly": at least a stated share), :class:`Only` ("only X": X holds and
@@ -55,7 +56,8 @@ check names its ``reading`` and the finding reports its verdict per reading.
      "findings": [FINDING, ...], "ledger": LEDGER (optional), ...study-specific extras}
 
     FINDING = {"id", "claim", "verdict", "evaluated": bool, "extension": bool,
-               "criterion", "statistic": STATISTIC (the first check's), "checks": [CHECK, ...],
+               "criterion", "statistic": STATISTIC (the first check whose verdict is the finding's),
+               "checks": [CHECK, ...],
                "readings": {READING: verdict, ...} (when checks name readings)}
     CHECK   = {"id", "claim", "form": {"kind", ...}, "criterion", "verdict",
                "statistic": STATISTIC, "per_config": [{config columns..., "value", "ci", "n",
@@ -108,6 +110,7 @@ __all__ = [
     "Directional",
     "Contrast",
     "Equivalent",
+    "Differs",
     "Every",
     "Share",
     "Only",
@@ -471,6 +474,53 @@ class Equivalent(Form):
                 f"contradicted when it lies wholly outside")
 
 
+@dataclass(frozen=True)
+class Differs(Form):
+    """"X and Y differ" ("interact differently"), either way: the complement of :class:`Equivalent`.
+
+    Held when the interval lies wholly outside ``[-margin, margin]``; contradicted when
+    it lies inside (the two are equivalent within the margin); inconclusive otherwise.
+
+    Example:
+        >>> f = Differs(0.05)
+        >>> f.decide({"value": -0.2, "ci": [-0.3, -0.1], "n": 5}), f.decide({"value": 0.04, "ci": [0.0, 0.1], "n": 5})
+        ('held', 'inconclusive')
+        >>> f.decide({"value": 0.0, "ci": [0.0, 0.0], "n": 5, "exact": True})
+        'contradicted'
+    """
+
+    margin: float
+    kind = "difference"
+
+    def __post_init__(self) -> None:
+        if not self.margin > 0:
+            raise ValueError(f"Differs.margin: expected a margin > 0, got {self.margin!r}")
+
+    def decide(self, est: dict[str, Any], per_config: Sequence[dict[str, Any]] = ()) -> str:
+        if not _ok(est):
+            return INCONCLUSIVE
+        m = self.margin
+        if est.get("exact"):
+            return HELD if abs(est["value"]) > m else CONTRADICTED
+        lo, hi = est["ci"]
+        if lo > m or hi < -m:
+            return HELD
+        if -m <= lo and hi <= m:
+            return CONTRADICTED
+        return INCONCLUSIVE
+
+    def needed(self, est: dict[str, Any], per_config: Sequence[dict[str, Any]] = ()) -> int | None:
+        if est.get("exact") or not _ok(est):
+            return None
+        v = est["value"]
+        return reps_needed(est, math.copysign(self.margin, v) if v != 0 else self.margin)
+
+    def describe(self, unit: str) -> str:
+        m = _q(self.margin, unit)
+        return (f"difference either way: held when the 95% interval lies wholly outside ±{m}; contradicted when it "
+                f"lies inside ±{m}")
+
+
 def _per_verdicts(base: Form, per_config: Sequence[dict[str, Any]]) -> list[str]:
     return [base.decide(c) for c in per_config]
 
@@ -700,8 +750,11 @@ def finding(fid: str, claim: str, checks: list[dict[str, Any]], *, extension: bo
         verdict, criterion = NOT_TESTABLE, f"not testable here: {not_testable}"
     else:
         verdict, criterion = NOT_RUN, not_run
-    head = own[0]["statistic"] if own else {"name": None, "unit": None, "value": None, "ci": [None, None],
-                                            "level": LEVEL, "n_replications": 0, "exact": False}
+    # The headline is the first check that decided the verdict (a contradicted check for a
+    # contradicted finding), so the statistic shown beside a verdict is the one behind it.
+    decisive = next((c for c in own if c["verdict"] == verdict), own[0]) if own else None
+    head = decisive["statistic"] if decisive else {"name": None, "unit": None, "value": None, "ci": [None, None],
+                                                   "level": LEVEL, "n_replications": 0, "exact": False}
     out = {"id": fid, "claim": claim, "verdict": verdict, "evaluated": evaluated, "extension": bool(extension),
            "criterion": criterion, "statistic": head, "checks": checks}
     readings = sorted({c["reading"] for c in own if c.get("reading")})

@@ -132,54 +132,8 @@ READINGS = {
 }
 
 
-@dataclass(frozen=True)
-class Differs(F.Form):
-    """"X and Y differ" (either way): the complement of :class:`~tcplab.studies.findings.Equivalent`.
-
-    Held when the interval lies wholly outside ``[-margin, margin]``; contradicted when
-    it lies inside (the two are equivalent within the margin); inconclusive otherwise.
-
-    Example:
-        >>> f = Differs(0.05)
-        >>> f.decide({"value": -0.2, "ci": [-0.3, -0.1], "n": 5}), f.decide({"value": 0.04, "ci": [0.0, 0.1], "n": 5})
-        ('held', 'inconclusive')
-        >>> f.decide({"value": 0.0, "ci": [0.0, 0.0], "n": 5, "exact": True})
-        'contradicted'
-    """
-
-    margin: float
-    kind = "difference"
-
-    def __post_init__(self) -> None:
-        if not self.margin > 0:
-            raise ValueError(f"Differs.margin: expected a margin > 0, got {self.margin!r}")
-
-    def decide(self, est: dict[str, Any], per_config: Sequence[dict[str, Any]] = ()) -> str:
-        v = est.get("value")
-        if v is None or (isinstance(v, float) and math.isnan(v)):
-            return F.INCONCLUSIVE
-        m = self.margin
-        if est.get("exact"):
-            return F.HELD if abs(v) > m else F.CONTRADICTED
-        lo, hi = est.get("ci") or [math.nan, math.nan]
-        if (est.get("n") or 0) < 2 or lo is None or hi is None or math.isnan(lo) or math.isnan(hi):
-            return F.INCONCLUSIVE
-        if lo > m or hi < -m:
-            return F.HELD
-        if -m <= lo and hi <= m:
-            return F.CONTRADICTED
-        return F.INCONCLUSIVE
-
-    def needed(self, est: dict[str, Any], per_config: Sequence[dict[str, Any]] = ()) -> int | None:
-        v = est.get("value")
-        if est.get("exact") or v is None or math.isnan(v):
-            return None
-        return F.reps_needed(est, math.copysign(self.margin, v) if v != 0 else self.margin)
-
-    def describe(self, unit: str) -> str:
-        m = f"{self.margin:g} {unit}".strip()
-        return (f"difference either way: held when the 95% interval lies wholly outside ±{m}; contradicted when it "
-                f"lies inside ±{m}")
+#: "X and Y differ" (either way), shared with every study (:class:`tcplab.studies.findings.Differs`).
+Differs = F.Differs
 
 
 # --------------------------------------------------------------------------------------
