@@ -726,7 +726,7 @@ def check(cid: str, claim: str, form: Form, statistic: str, unit: str, est: dict
 
 def finding(fid: str, claim: str, checks: list[dict[str, Any]], *, extension: bool = False,
             not_run: str = "not evaluated: its configurations were not run",
-            not_testable: str | None = None, not_evaluated: str | None = None) -> dict[str, Any]:
+            not_testable: str | None = None) -> dict[str, Any]:
     """A finding: its verdict combines its checks' (:func:`combine`); extension checks are left out.
 
     With no checks the verdict is ``not testable here`` when ``not_testable`` gives the
@@ -740,7 +740,6 @@ def finding(fid: str, claim: str, checks: list[dict[str, Any]], *, extension: bo
         >>> finding("F2", "y", [])["verdict"], finding("F3", "z", [], not_testable="a production trial")["verdict"]
         ('not run', 'not testable here')
     """
-    not_run = not_evaluated or not_run   # transitional keyword of the legacy studies
     own = [c for c in checks if not c.get("extension")]
     evaluated = bool(own)
     if evaluated:
@@ -819,40 +818,3 @@ def validate(doc: dict[str, Any]) -> None:
             bootstrap = "bootstrap" in str(st.get("interval", ""))
             if None not in (lo, hi, v) and not bootstrap and not lo <= v <= hi:
                 raise ValueError(f"{cw}: value {v} outside its interval [{lo}, {hi}]")
-
-
-# --------------------------------------------------------------------------------------
-# Transitional: the binary rules of the first findings format, kept only until every
-# study states its checks as claim forms. A legacy check that held is "held"; one that
-# did not is "inconclusive" (the old rule could not tell "contradicted" from "too
-# little data").
-
-
-def below(est: dict[str, Any]) -> bool:
-    """Legacy: the interval lies entirely below 0 (and rests on at least 2 replications)."""
-    return est["n"] >= 2 and est["ci"][1] < 0
-
-
-def above(est: dict[str, Any]) -> bool:
-    """Legacy: the interval lies entirely above 0 (and rests on at least 2 replications)."""
-    return est["n"] >= 2 and est["ci"][0] > 0
-
-
-def count(per_config: list[dict[str, Any]], side: str) -> int:
-    """Legacy: configurations whose own interval is ``below`` 0, ``above`` 0, or excludes 0 (``excl``)."""
-    if side == "below":
-        return sum(1 for c in per_config if c["n"] >= 2 and c["ci"][1] < 0)
-    if side == "above":
-        return sum(1 for c in per_config if c["n"] >= 2 and c["ci"][0] > 0)
-    return sum(1 for c in per_config if c["n"] >= 2 and not (c["ci"][0] <= 0 <= c["ci"][1]) and c["value"] != 0)
-
-
-def legacy_check(cid: str, claim: str, criterion: str, statistic: str, unit: str, est: dict[str, Any], held: bool,
-                  per_config: Sequence[dict[str, Any]] | None = None, **extra: Any) -> dict[str, Any]:
-    return {"id": cid, "claim": claim, "form": {"kind": "legacy"}, "criterion": criterion,
-            "verdict": HELD if held else INCONCLUSIVE,
-            "statistic": {"name": statistic, "unit": unit, "value": num(est["value"]), "ci": [num(v) for v in est["ci"]],
-                          "level": LEVEL, "n_replications": int(est["n"]), "exact": bool(est.get("exact")),
-                          **{k: v for k, v in est.items() if k not in ("value", "ci", "n", "exact")}},
-            "per_config": [clean(c) for c in (per_config or [])], "reps_needed": None, "reading": None,
-            "extension": False, **extra}
