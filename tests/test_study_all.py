@@ -247,10 +247,21 @@ def test_reference_verdicts_are_shown_beside_the_run_and_ledger_coverage_per_see
     section = page.split(f"id='study-{RUN}'")[1].split("<section>")[0]
     assert f"<span class='{'contra' if other == fnd.CONTRADICTED else 'held'}'>{other}</span>" in section
     # The ledger's coverage line is shown per seed (the study attached its ledger to findings.json).
+    from tcplab.studies.ledger import coverage_text, load
+
     cov = next(s for s in again["studies"] if s["study"] == RUN)["coverage"]
-    if cov is not None:
-        from tcplab.studies.ledger import coverage_text
-        assert coverage_text(cov) in section
+    assert cov == load(RUN).coverage() and coverage_text(cov) in section
     # Without a reference document, the page says so.
     none = suite.aggregate(out, reference=tmp_path / "missing.json")
     assert none["reference"] is None and "No full-size reference run is recorded" in dashboard.render(out, none)
+
+
+def test_the_kept_reference_is_a_valid_full_size_aggregate_of_every_study() -> None:
+    """docs/studies/reference-findings.json: every registered study, at its default replications."""
+    doc = json.loads(suite.REFERENCE.read_text())
+    suite.validate(doc)
+    assert doc["preset"] is None and doc["reps_scale"] == 1.0 and len(doc["git_revision"] or "") == 40
+    assert [s["study"] for s in doc["studies"]] == studies.names()
+    for s in doc["studies"]:
+        assert s["status"] == "ok" and s["replications"] == studies.get(s["study"]).default_reps, s["study"]
+        assert not any(f["verdict"] == "not run" for f in s["findings"]), s["study"]

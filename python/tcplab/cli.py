@@ -590,7 +590,9 @@ def _cmd_study_all(args: argparse.Namespace) -> int:
         counts = {v: sum(1 for f in s["findings"] if f["verdict"] == v and not f.get("extension"))
                   for v in suite.VERDICTS}
         wall = "-" if s["wall_s"] is None else f"{s['wall_s']:.1f} s"
-        print(f"{s['study']} (seed {s['seed']}): {s['status']}; {len(s['findings'])} findings: "
+        ext = sum(1 for f in s["findings"] if f.get("extension"))
+        print(f"{s['study']} (seed {s['seed']}): {s['status']}; {len(s['findings']) - ext} seed findings"
+              + (f" (and {ext} extension{'s' if ext != 1 else ''})" if ext else "") + ": "
               + ", ".join(f"{n} {v}" for v, n in counts.items()) + f"; {wall} wall")
         if s["status"] == "failed":
             _err(f"{s['study']}: {s['error']}")

@@ -37,8 +37,9 @@ as soon as it is registered.
                "readings": {READING: verdict} (optional), "reference_verdict": verdict | null,
                "checks": [{"id", "claim", "verdict", "extension", "reading", "reps_needed",
                            "statistic"}, ...]}
-    REFERENCE = {"path", "git_revision", "generated", "preset"} of the full-size reference
-                run the verdicts are shown beside (docs/studies/reference-findings.json), or null
+    REFERENCE = {"path", "git_revision", "generated", "preset", "totals"} of the full-size
+                reference run the verdicts are shown beside (docs/studies/reference-findings.json;
+                docs/studies/reference.md says how it was made), or null
     EMULATION = {"status": "run" | "not run", "available": the study has an emulate mode,
                  "error", "scope", "source", "findings": [FINDING, ...], "differences": [ROW, ...]}
 
@@ -261,8 +262,7 @@ def reference_verdicts(path: Path | None = None) -> tuple[dict[str, str], dict[s
     except ValueError:
         shown = str(path)
     return verdicts, {"path": shown, "git_revision": doc.get("git_revision"), "generated": doc.get("generated"),
-                      "preset": doc.get("preset"), "wall_s": doc.get("wall_s"),
-                      "study_wall_s": {s["study"]: s.get("wall_s") for s in doc.get("studies", [])}}
+                      "preset": doc.get("preset"), "totals": doc.get("totals")}
 
 
 def differences_of(path: Path) -> list[dict[str, Any]]:
