@@ -1426,9 +1426,11 @@ mod tests {
     #[test]
     fn ecn_negotiation_ect_and_one_reduction_per_window() {
         // linux-2.6: no PRR, so the reduction is immediate (RFC 3168), and ssthresh
-        // comes from FlightSize.
+        // comes from FlightSize. IW10 set here (the profile's own is RFC 3390's 3
+        // segments): the window arithmetic below is worked from 10 segments.
         let mut cfg = TcpConfig::profile("linux-2.6").unwrap();
         cfg.ecn = true;
+        cfg.iw = crate::tcp::config::InitialWindow::Segments(10);
         let mss = cfg.mss as u64;
         let mut s = TcpSender::new(cfg, Box::new(Reno), Some(1_000_000), None);
         let mut out = Outbox::default();
