@@ -52,9 +52,15 @@ fn cra_carries_exactly_its_rate() {
 fn cra_at_the_full_rate_is_the_plain_link() {
     // All 8 slots of every superframe allocated: the transmitter is never gated, so every
     // delivery and drop happens at the same instant as without a MAC (same trace digest).
+    // One thing differs, the order of simultaneous events: a frame the MAC paused at a
+    // boundary has its end scheduled there, after events scheduled earlier for the same
+    // instant, where the plain link scheduled it when the frame started. The UDP source
+    // sends every 20 ms + 1 ns so that its sends never coincide with a frame's end (200 B
+    // and 1450 B frames take 12.5 and 90.625 ms, multiples of 3.125 ms, which a 20 ms
+    // grid meets and a 20,000,001 ns one does not within the run).
     let flows = vec![
         json!({"kind": "tcp", "src": "st", "dst": "gw", "bytes": 300_000, "tcp": {"profile": "enhanced", "mss": 1410}}),
-        udp(3 * S, 20 * S, 200, 20 * MS),
+        udp(3 * S, 20 * S, 200, 20 * MS + 1),
     ];
     let plain = run(&scenario(geo(Value::Null, 14_400), flows.clone(), json!({})), 7);
     let cra = run(&scenario(geo(json!({"kind": "dama", "mode": "cra"}), 14_400), flows, json!({})), 7);

@@ -34,9 +34,15 @@
 //!   because seed 000 studies the initial RTO, which governs the SYN.
 //! - `reference`: seed 004's reference TCP: IW1, RFC 2581 congestion control, NewReno
 //!   (RFC 2582), 200 ms delayed-ACK timer, no SACK.
-//! - `enhanced`: seed 004's enhanced TCP: IW4 (RFC 3390), window scaling, SACK with
-//!   RFC 3517 conservative recovery, Limited Transmit (RFC 3042), F-RTO (RFC 5682),
-//!   DAASS (RFC 2760). CBI ssthresh reuse (RFC 2140) is a separate knob.
+//! - `enhanced`: seed 004's enhanced TCP: IW4, window scaling, SACK with RFC 3517
+//!   conservative recovery, Limited Transmit (RFC 3042), F-RTO (RFC 5682), DAASS (RFC
+//!   2760). CBI ssthresh reuse (RFC 2140) is a separate knob. The IW is the seed's
+//!   words, "Initial window of 4 segments (RFC 3390)": 4 whole segments, not RFC
+//!   3390's byte formula. The two differ at the seed's MTU: RFC 3390 §1 caps the IW at
+//!   min(4*MSS, max(2*MSS, 4380 B)), which is 4 segments only when MSS <= 1095 B
+//!   (4380 / 4); at MTU 1450 (MSS 1410) it is 4380 B = 3.1 segments, i.e. 3 full
+//!   ones. The seed names 4 segments, so the profile sends 4 (5640 B at MSS 1410);
+//!   `iw = "rfc3390"` gives the byte formula.
 
 use super::prr::PrrMode;
 use super::rtt::RttEstimatorKind;
@@ -225,7 +231,7 @@ pub fn profile_description(name: &str) -> &'static str {
         "linux-2.6" => "Linux 2.6.2x-2.6.35 (seeds 001, 003; before PRR, RACK, IW10 and the 1 s initial RTO): IW per RFC 3390 (3 segments at MSS 1460), initial RTO 3 s (RFC 2988), RFC 6298 RTO >= 200 ms, delayed ACK 40 ms/2 segments, ABC, SACK/RFC 6675, Limited Transmit",
         "ns2-sack" => "ns-2 Agent/TCP/Sack1 as in seed 000: IW3, initial RTO 3 s, min RTO 1 s, per-ACK growth, no delayed ACK, SACK",
         "reference" => "seed 004 reference TCP: IW1, RFC 2581 + NewReno (RFC 2582), 200 ms delayed ACK, no SACK",
-        "enhanced" => "seed 004 enhanced TCP: IW4 (RFC 3390), window scaling, SACK/RFC 3517, Limited Transmit, F-RTO, DAASS",
+        "enhanced" => "seed 004 enhanced TCP: IW 4 segments (the seed's words; RFC 3390's 4380 B cap is 3 segments at MSS 1410), window scaling, SACK/RFC 3517, Limited Transmit, F-RTO, DAASS",
         _ => "",
     }
 }
@@ -309,7 +315,8 @@ impl TcpConfig {
                 ..linux26.clone()
             },
             "enhanced" => TcpConfig {
-                iw: InitialWindow::Formula(IwFormula::Rfc3390),
+                // Seed 004: "Initial window of 4 segments (RFC 3390)" (module doc).
+                iw: InitialWindow::Segments(4),
                 initial_rto: SimDuration::from_secs(3),
                 min_rto: SimDuration::from_secs(1),
                 max_rto: SimDuration::from_secs(60),
@@ -420,6 +427,21 @@ mod tests {
         assert_eq!(new.initial_rto, SimDuration::from_secs(1));
         assert!(profile_description("linux-2.6").contains("RFC 3390"));
         assert!(profile_description("linux-2.6").contains("initial RTO 3 s"));
+    }
+
+    /// Seed 004's enhanced TCP: "Initial window of 4 segments (RFC 3390)", at its "MTU
+    /// Size: 1450 bytes" (MSS 1410 with 40 B of headers). Four whole segments, 5640 B;
+    /// RFC 3390's byte formula would give 4380 B, 3 segments, because it reaches 4
+    /// segments only for MSS <= 1095 B. Exact (integer bytes).
+    #[test]
+    fn enhanced_starts_with_4_segments_as_seed_004_says() {
+        let c = TcpSpec { profile: Some("enhanced".into()), mss: Some(1410), ..Default::default() }.resolve().unwrap();
+        assert_eq!(c.iw, InitialWindow::Segments(4));
+        assert_eq!((c.iw.bytes(1410), c.iw.segments(1410)), (5640, 4));
+        let rfc = InitialWindow::Formula(IwFormula::Rfc3390);
+        assert_eq!((rfc.bytes(1410), rfc.segments(1410)), (4380, 3));
+        assert_eq!((rfc.bytes(1095), rfc.segments(1095)), (4380, 4));
+        assert_eq!(rfc.segments(1096), 3);
     }
 
     #[test]
