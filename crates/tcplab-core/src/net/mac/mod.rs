@@ -10,7 +10,8 @@
 //! next superframe boundary (`on_superframe`), where the link resumes it.
 //!
 //! The MAC sees only its own buffer: the bytes entering it (`on_enqueue`, for rate
-//! measurement) and the backlog at each superframe boundary (for volume requests).
+//! measurement) and the backlog at each superframe boundary (for volume requests and
+//! the backlog term of rate requests).
 //!
 //! Models: `dama` (DVB-RCS-like demand assignment: CRA, RBDC, VBDC).
 
