@@ -434,6 +434,7 @@ impl Mac for Dama {
         let sf_end = SimTime(self.sf_start.0 + self.sf_ns);
         let mut t = now.max(self.cursor);
         let mut left = need_ns;
+        let mut first = None;
         if self.started && self.allocated > 0 {
             let n = self.slots as u64;
             while left > 0 && t >= self.sf_start {
@@ -448,6 +449,7 @@ impl Mac for Dama {
                 }
                 let slot_end = self.sf_start.0 + (i + 1) * self.slot_ns;
                 let avail = slot_end - t.0;
+                first.get_or_insert(t);
                 if avail >= left {
                     t = SimTime(t.0 + left);
                     left = 0;
@@ -459,10 +461,10 @@ impl Mac for Dama {
         }
         if left == 0 {
             self.cursor = t;
-            Gate::Done(t)
+            Gate::Done { first: first.unwrap_or(t), end: t }
         } else {
             self.cursor = sf_end.max(self.cursor);
-            Gate::Paused { sent_ns: need_ns - left }
+            Gate::Paused { sent_ns: need_ns - left, first }
         }
     }
 
@@ -520,8 +522,8 @@ mod tests {
                 tick(&mut d, k, 0);
                 // An always-backlogged transmitter takes every allocated nanosecond.
                 match d.transmit(SimTime(k * 26_500_000), u64::MAX / 4) {
-                    Gate::Paused { sent_ns } => on_ns += sent_ns,
-                    Gate::Done(_) => unreachable!(),
+                    Gate::Paused { sent_ns, .. } => on_ns += sent_ns,
+                    Gate::Done { .. } => unreachable!(),
                 }
             }
             assert_eq!(d.stats().slots_allocated, slots, "rate {rate}");
@@ -540,18 +542,24 @@ mod tests {
         let mut d = Dama::new(p, 128_000).unwrap();
         tick(&mut d, 0, 0);
         assert_eq!(d.allocated(), 4);
-        // 100 B = 6.25 ms of transmitter time: slot 1 whole (3.3125 ms), then 2.9375 ms of
-        // slot 3: done at 9.9375 + 2.9375 = 12.875 ms.
-        assert_eq!(d.transmit(SimTime(0), 6_250_000), Gate::Done(SimTime(12_875_000)));
+        // 100 B = 6.25 ms of transmitter time: slot 1 whole (3.3125 ms, the first bit at
+        // its start), then 2.9375 ms of slot 3: done at 9.9375 + 2.9375 = 12.875 ms.
+        let done = |first: u64, end: u64| Gate::Done { first: SimTime(first), end: SimTime(end) };
+        assert_eq!(d.transmit(SimTime(0), 6_250_000), done(3_312_500, 12_875_000));
         // The next packet continues in slot 3 at 12.875 ms: 0.375 ms left there, then slot
         // 5: 1 ms more -> 16.5625 + 0.625 = 17.1875 ms.
-        assert_eq!(d.transmit(SimTime(12_875_000), 1_000_000), Gate::Done(SimTime(17_187_500)));
+        assert_eq!(d.transmit(SimTime(12_875_000), 1_000_000), done(12_875_000, 17_187_500));
         // 20 ms needs more than the 2.6875 + 3.3125 ms left: paused after 6 ms.
-        assert_eq!(d.transmit(SimTime(17_187_500), 20_000_000), Gate::Paused { sent_ns: 6_000_000 });
+        assert_eq!(
+            d.transmit(SimTime(17_187_500), 20_000_000),
+            Gate::Paused { sent_ns: 6_000_000, first: Some(SimTime(17_187_500)) }
+        );
+        // Nothing left in this superframe: paused with nothing sent.
+        assert_eq!(d.transmit(SimTime(26_000_000), 1_000), Gate::Paused { sent_ns: 0, first: None });
         // Time before a slot, or in an unallocated slot, is skipped; nothing is used twice.
         tick(&mut d, 1, 0);
         // 7 ms into superframe 1 is slot 2 (not allocated): wait for slot 3 at 26.5 + 9.9375 ms.
-        assert_eq!(d.transmit(SimTime(26_500_000 + 7 * MS), 1_000_000), Gate::Done(SimTime(36_437_500 + 1_000_000)));
+        assert_eq!(d.transmit(SimTime(26_500_000 + 7 * MS), 1_000_000), done(36_437_500, 36_437_500 + 1_000_000));
     }
 
     #[test]
@@ -589,11 +597,11 @@ mod tests {
             return None;
         }
         match d.transmit(SimTime(k * 26_500_000), *backlog_ns) {
-            Gate::Done(t) => {
+            Gate::Done { end, .. } => {
                 *backlog_ns = 0;
-                Some(t)
+                Some(end)
             }
-            Gate::Paused { sent_ns } => {
+            Gate::Paused { sent_ns, .. } => {
                 *backlog_ns -= sent_ns;
                 None
             }
@@ -669,11 +677,11 @@ mod tests {
             assert!(s.volume_granted <= s.volume_requested, "superframe {k}: {s:?}");
             if backlog_ns > 0 {
                 match d.transmit(SimTime(k * 26_500_000), backlog_ns) {
-                    Gate::Done(t) => {
+                    Gate::Done { end, .. } => {
                         backlog_ns = 0;
-                        done_at = Some(t);
+                        done_at = Some(end);
                     }
-                    Gate::Paused { sent_ns } => backlog_ns -= sent_ns,
+                    Gate::Paused { sent_ns, .. } => backlog_ns -= sent_ns,
                 }
             }
         }
