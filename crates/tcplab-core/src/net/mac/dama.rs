@@ -330,7 +330,7 @@ impl Dama {
         // Sum of rate (bit/s) x superframes.
         let mut total = self.granted_rate as u128 * span(k, due(0).min(self.refreshed_at + self.timeout_sf));
         for (i, &(from, rate)) in self.pending.iter().enumerate() {
-            total += rate as u128 * (span(from, due(i + 1).min(from + self.timeout_sf)));
+            total += rate as u128 * span(from, due(i + 1).min(from + self.timeout_sf));
         }
         (total * self.sf_ns as u128 / (8 * NS_PER_S)) as u64
     }
