@@ -124,16 +124,16 @@ fn burst_delivered(mode: &str) -> u64 {
     r.udp.pkts_delivered[0]
 }
 
+/// Reference: a DAMA agent requests rate for its backlog as well as for its arrivals
+/// (OpenSAND `DamaAgentRcsLegacy::computeRbdcRequest`: arrival rate plus the MAC
+/// buffer length the requests of the last MSL do not cover). The burst (14 500 B)
+/// arrives within two superframes and nothing follows. Requesting only the arrival
+/// rate, RBDC got 12 superframes of 8 slots (5 088 B) after one allocation delay and
+/// delivered 3 packets; the 7 others stayed queued for the rest of the run. With the
+/// backlog term all 10 are delivered, as under CRA and VBDC. Exact counts: the run is
+/// deterministic and 29 s leave time for 10 x 90.625 ms of slots.
 #[test]
 fn rbdc_requests_the_backlog_so_a_burst_is_not_stranded() {
-    // Reference: a DAMA agent requests rate for its backlog as well as for its arrivals
-    // (OpenSAND `DamaAgentRcsLegacy::computeRbdcRequest`: arrival rate plus the MAC
-    // buffer length the requests of the last MSL do not cover). The burst (14 500 B)
-    // arrives within two superframes and nothing follows. Requesting only the arrival
-    // rate, RBDC got 12 superframes of 8 slots (5 088 B) after one allocation delay and
-    // delivered 3 packets; the 7 others stayed queued for the rest of the run. With the
-    // backlog term all 10 are delivered, as under CRA and VBDC. Exact counts: the run is
-    // deterministic and 29 s leave time for 10 x 90.625 ms of slots.
     assert_eq!(burst_delivered("rbdc"), 10);
     assert_eq!(burst_delivered("cra"), 10);
     assert_eq!(burst_delivered("vbdc"), 10);

@@ -24,19 +24,19 @@ fn udp(start: u64, stop: u64, gap: u64) -> Value {
            "interval": {"dist": "constant", "mean": gap}})
 }
 
+/// Seed 004's table gives each preset an "Avg PER" (Low 1-1.5%, Medium 3-4%, High
+/// 5-6%, VHigh 7-8%, Huge 13-15%). A sender that keeps the 128 kbit/s CRA link busy
+/// (1450 B every 80 ms, airtime 90.625 ms) sees the channel's PER for back-to-back
+/// frames, 1 - E[(good - 90.625 ms)+] / E[cycle] (`expected_frame_loss`): 0.751,
+/// 2.85, 4.69, 5.58, 5.28%, where the rule that judged only a frame's last instant
+/// gave the time fractions 0.30, 1.96, 3.23, 3.85, 2.78% (Huge then lost fewer
+/// frames than VHigh, and still does: its bursts are shorter). The seed's column
+/// stays out of reach (net/error/markov.rs says why). 20 000 s per preset: the
+/// realised PER's relative sd scales from the unit test's 200 000 s measurements by
+/// sqrt(10) to 1.3% (low) and under 1% for the others; tolerance 8% (6 sd for low),
+/// while the end-instant values lie 31-60% below.
 #[test]
 fn seed_004_presets_on_a_saturated_return_link() {
-    // Seed 004's table gives each preset an "Avg PER" (Low 1-1.5%, Medium 3-4%, High
-    // 5-6%, VHigh 7-8%, Huge 13-15%). A sender that keeps the 128 kbit/s CRA link busy
-    // (1450 B every 80 ms, airtime 90.625 ms) sees the channel's PER for back-to-back
-    // frames, 1 - E[(good - 90.625 ms)+] / E[cycle] (`expected_frame_loss`): 0.751,
-    // 2.85, 4.69, 5.58, 5.28%, where the rule that judged only a frame's last instant
-    // gave the time fractions 0.30, 1.96, 3.23, 3.85, 2.78% (Huge then lost fewer
-    // frames than VHigh, and still does: its bursts are shorter). The seed's column
-    // stays out of reach (net/error/markov.rs says why). 20 000 s per preset: the
-    // realised PER's relative sd scales from the unit test's 200 000 s measurements by
-    // sqrt(10) to 1.3% (low) and under 1% for the others; tolerance 8% (6 sd for low),
-    // while the end-instant values lie 31-60% below.
     let a = SimDuration(90_625_000);
     for name in ["low", "medium", "high", "vhigh", "huge"] {
         let want = preset(name).unwrap().expected_frame_loss(a).unwrap();
@@ -68,11 +68,11 @@ fn delivered_through_one_fade(mac: &str, send: u64, fade_at: u64, fade: u64) -> 
     r.udp.pkts_delivered[0] == 1
 }
 
+/// A fade over [1 s, 1.5 s). A plain link sends at once: a packet at 1.45 s is on the
+/// air over [1.45, 1.540625) and meets the fade's last 50 ms: lost (judged at its
+/// last bit, 1.540625 s, good, it was delivered before).
 #[test]
 fn the_airtime_runs_from_the_first_bit_on_the_air_to_the_last() {
-    // A fade over [1 s, 1.5 s). A plain link sends at once: a packet at 1.45 s is on the
-    // air over [1.45, 1.540625) and meets the fade's last 50 ms: lost (judged at its
-    // last bit, 1.540625 s, good, it was delivered before).
     let (fade_at, fade) = (S, 500 * MS);
     assert!(!delivered_through_one_fade("none", 1450 * MS, fade_at, fade));
     assert!(delivered_through_one_fade("none", 1500 * MS, fade_at, fade));

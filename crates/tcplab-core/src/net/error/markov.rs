@@ -620,10 +620,10 @@ mod tests {
         );
     }
 
+    /// ns-2 `TwoStateErrorModel`: a packet whose transmission overlaps a bad period
+    /// at any point is lost. Good [0, 2 s), bad [2 s, 2.1 s), good [2.1 s, 4.1 s), ...
     #[test]
     fn a_frame_is_lost_if_any_of_its_airtime_meets_a_bad_state() {
-        // ns-2 `TwoStateErrorModel`: a packet whose transmission overlaps a bad period
-        // at any point is lost. Good [0, 2 s), bad [2 s, 2.1 s), good [2.1 s, 4.1 s), ...
         let p = MarkovParams::TimeSeries {
             good_min: SimDuration::from_secs(2),
             good_max: SimDuration::from_secs(2),
@@ -661,20 +661,20 @@ mod tests {
         m.stats().per()
     }
 
+    /// Seed 004's return link: 128 kbit/s, MTU 1450 B, so a frame is on the air for
+    /// 1450 * 8 / 128000 = 90.625 ms, as long as a burst. A frame escapes only inside
+    /// a good period, so a saturated link loses 1 - E[(good - a)+] / E[cycle]
+    /// (`expected_frame_loss`), not the time fraction in the bad state that the
+    /// end-instant rule gave (0.30, 1.96, 3.23, 3.85, 2.78%): 0.751, 2.85, 4.69,
+    /// 5.58, 5.28%. The seed's "Avg PER" column (1-1.5, 3-4, 5-6, 7-8, 13-15%) stays
+    /// above both; the module doc says why no frame rule meets it.
+    /// 200 000 s per preset (2.2 million frames; 10 000 to 55 000 good/bad cycles).
+    /// The realised PER is a renewal-reward ratio whose error falls as 1/sqrt(cycles);
+    /// over 20 seeds its relative sd measured 0.42 (low), 0.27, 0.21, 0.29 and 0.19%
+    /// (huge), bias under 0.12%. Tolerance 2.5% relative: 6 sd for low, more for the
+    /// others, while the end-instant rule's values lie 31-60% below.
     #[test]
     fn presets_lose_frames_by_their_airtime_on_the_seed_004_return_link() {
-        // Seed 004's return link: 128 kbit/s, MTU 1450 B, so a frame is on the air for
-        // 1450 * 8 / 128000 = 90.625 ms, as long as a burst. A frame escapes only inside
-        // a good period, so a saturated link loses 1 - E[(good - a)+] / E[cycle]
-        // (`expected_frame_loss`), not the time fraction in the bad state that the
-        // end-instant rule gave (0.30, 1.96, 3.23, 3.85, 2.78%): 0.751, 2.85, 4.69,
-        // 5.58, 5.28%. The seed's "Avg PER" column (1-1.5, 3-4, 5-6, 7-8, 13-15%) stays
-        // above both; the module doc says why no frame rule meets it.
-        // 200 000 s per preset (2.2 million frames; 10 000 to 55 000 good/bad cycles).
-        // The realised PER is a renewal-reward ratio whose error falls as 1/sqrt(cycles);
-        // over 20 seeds its relative sd measured 0.42 (low), 0.27, 0.21, 0.29 and 0.19%
-        // (huge), bias under 0.12%. Tolerance 2.5% relative: 6 sd for low, more for the
-        // others, while the end-instant rule's values lie 31-60% below.
         let a = SimDuration(90_625_000);
         assert_eq!(crate::time::Rate(128_000).tx_time(1450), a);
         let expected = [("low", 0.00751), ("medium", 0.0285), ("high", 0.0469), ("vhigh", 0.0558), ("huge", 0.0528)];

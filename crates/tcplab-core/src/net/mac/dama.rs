@@ -608,24 +608,24 @@ mod tests {
         }
     }
 
+    /// Reference: OpenSAND's legacy RBDC request (`computeRbdcRequest`): arrival rate
+    /// plus the MAC buffer length not covered by the requests already made. Ten 1450
+    /// B packets (14 500 B) enter the buffer just before boundary 10, then nothing.
+    /// Boundary 10: arrival rate far above the cap: 8 slots from superframe 31. At
+    /// boundaries 11..30 nothing arrives, but 14 500 B wait and the requests in
+    /// transit cover 424 B (8 slots) per superframe each: k - 10 of them at boundary
+    /// k, never all 14 500 B, so each asks for the cap again. From 31 the backlog
+    /// drains 424 B per superframe and 21 superframes of 424 B (8 904 B) are covered;
+    /// at boundary 44, 14 500 - 13 * 424 = 8 988 B wait and 84 B are left over: 2
+    /// slots (32 kbit/s) from superframe 65. At 45 the cover (20 * 424 + 106 = 8 586
+    /// B) exceeds the 8 564 B waiting: no more requests. The 32 kbit/s grant times
+    /// out 12 superframes after it took effect, at 77. So: 8 slots in 31..=64, 2 in
+    /// 65..=76, 35 requests, 296 slots for 273.6 slots of data (a rate grant outlives
+    /// its need by the timeout, as RBDC's do). Under the arrival-rate rule alone the
+    /// 12 superframes of the first grant carried 96 slots (5 088 B, 3 packets) and
+    /// the rest stayed queued. Exact: integer slots and nanoseconds.
     #[test]
     fn rbdc_requests_the_backlog_that_arrivals_left_behind() {
-        // Reference: OpenSAND's legacy RBDC request (`computeRbdcRequest`): arrival rate
-        // plus the MAC buffer length not covered by the requests already made. Ten 1450
-        // B packets (14 500 B) enter the buffer just before boundary 10, then nothing.
-        // Boundary 10: arrival rate far above the cap: 8 slots from superframe 31. At
-        // boundaries 11..30 nothing arrives, but 14 500 B wait and the requests in
-        // transit cover 424 B (8 slots) per superframe each: k - 10 of them at boundary
-        // k, never all 14 500 B, so each asks for the cap again. From 31 the backlog
-        // drains 424 B per superframe and 21 superframes of 424 B (8 904 B) are covered;
-        // at boundary 44, 14 500 - 13 * 424 = 8 988 B wait and 84 B are left over: 2
-        // slots (32 kbit/s) from superframe 65. At 45 the cover (20 * 424 + 106 = 8 586
-        // B) exceeds the 8 564 B waiting: no more requests. The 32 kbit/s grant times
-        // out 12 superframes after it took effect, at 77. So: 8 slots in 31..=64, 2 in
-        // 65..=76, 35 requests, 296 slots for 273.6 slots of data (a rate grant outlives
-        // its need by the timeout, as RBDC's do). Under the arrival-rate rule alone the
-        // 12 superframes of the first grant carried 96 slots (5 088 B, 3 packets) and
-        // the rest stayed queued. Exact: integer slots and nanoseconds.
         let mut d = dama(DamaMode::Rbdc);
         let need = |bytes: u64| Rate(128_000).tx_time(bytes as u32).0;
         let mut backlog_ns: u64 = 0;
