@@ -2,7 +2,7 @@
 //! named ones, see `bench::check`) and prints one JSON line each: set-up and total
 //! wall seconds, events/s and bottleneck packets per wall-second of the run, and the
 //! per-flow state bytes. The standard rows run first with their own profile
-//! (`linux-2.6`) and then with the current `linux` profile (RACK-TLP, PRR, D-SACK,
+//! (`linux-2.6`; the dumbbells with IW10 and a 1 s initial RTO) and then with the current `linux` profile (RACK-TLP, PRR, D-SACK,
 //! Linux RTT estimator) to show what those cost; then the per-ACK cost of each
 //! registered congestion control on the test kit (only when no names are given).
 

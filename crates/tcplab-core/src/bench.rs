@@ -13,7 +13,8 @@
 //!   ns-3.44 takes about 92 s here (~8,500 bottleneck packets per wall-second).
 //!
 //! - `dumbbell-{N}x10G-{S}s` for any N in 1..=100,000 pairs and S in
-//!   1..=3600 s: N Reno bulk flows (linux-2.6 profile: SACK, IW10, delayed ACKs), one per
+//!   1..=3600 s: N Reno bulk flows (linux-2.6 profile with IW10 and a 1 s initial RTO:
+//!   SACK, delayed ACKs), one per
 //!   pair, all opening at t = 0; a 10 Gbit/s bottleneck with 20 ms one-way delay,
 //!   100 Gbit/s access links with 1 ms, drop-tail of 1 BDP (RTT 44 ms: 10e9 * 0.044
 //!   / 8 / 1500 = 36,667 packets), S seconds simulated. The standard rows are
@@ -69,13 +70,21 @@ pub fn check(name: &str) -> Result<(), String> {
 /// The profile of the standard benchmark workload.
 pub const BENCH_PROFILE: &str = "linux-2.6";
 
-/// A dumbbell of `pairs` bulk flows running `cc` with the `linux-2.6` profile (plus
-/// `tcp` overrides), a drop-tail bottleneck of `limit` packets, for `secs` seconds.
+/// The dumbbells' TCP settings: `BENCH_PROFILE` with IW10 and a 1 s initial RTO, the
+/// start-up that profile had when these figures were first measured (it now starts as
+/// Linux 2.6.2x-2.6.35 did: RFC 3390's IW, 3 s).
+fn bench_tcp() -> serde_json::Value {
+    json!({"profile": BENCH_PROFILE, "iw": 10, "initial_rto": 1_000_000_000u64})
+}
+
+/// A dumbbell of `pairs` bulk flows running `cc` with `bench_tcp` (plus `tcp`
+/// overrides), a drop-tail bottleneck of `limit` packets, for `secs` seconds.
 ///
 /// The workload is the one these benchmarks have measured since they were written
-/// (the `linux` profile of that time, now `linux-2.6`), so that the figures stay
-/// comparable; `scenario_with_profile` runs them with another profile (the current
-/// `linux`: RACK-TLP, PRR, D-SACK, Linux RTT estimator) to measure what that costs.
+/// (the `linux` profile of that time, now `linux-2.6` with IW10 and a 1 s initial
+/// RTO), so that the figures stay comparable; `scenario_with_profile` runs them with
+/// another profile (the current `linux`: RACK-TLP, PRR, D-SACK, Linux RTT estimator)
+/// to measure what that costs.
 #[allow(clippy::too_many_arguments)]
 fn bulk_dumbbell(
     name: &str,
@@ -88,7 +97,7 @@ fn bulk_dumbbell(
     secs: u64,
 ) -> serde_json::Value {
     let ms = 1_000_000u64;
-    let mut tcp_spec = json!({"profile": BENCH_PROFILE});
+    let mut tcp_spec = bench_tcp();
     if let (Some(base), Some(extra)) = (tcp_spec.as_object_mut(), tcp.as_object()) {
         base.extend(extra.clone());
     }
@@ -107,7 +116,8 @@ fn bulk_dumbbell(
     })
 }
 
-/// Seed 002's parking lot at full scale (module doc).
+/// Seed 002's parking lot at full scale (module doc), on the study's TCP settings (the
+/// profile's own start-up, as `examples/highspeed/parking_lot.toml` runs it).
 fn parking_lot_1g(name: &str) -> serde_json::Value {
     let (ms, s) = (1_000_000u64, 1_000_000_000u64);
     let tcp = json!({"profile": BENCH_PROFILE, "rcv_buffer": 64_000_000u64});

@@ -7,14 +7,20 @@ mod common;
 use common::*;
 use serde_json::json;
 
-/// The classic profiles and linux-2.6 (the linux profile before issue 14) with RED,
-/// Bernoulli loss and a UDP stream: its digest is unchanged since before PRR, RACK-TLP,
-/// ECN and the AQMs were added, which they must not disturb when off.
+/// The classic profiles and linux-2.6 with RED, Bernoulli loss and a UDP stream. Its
+/// digest held from before PRR, RACK-TLP, ECN and the AQMs were added (they must not
+/// disturb it when off) until `linux-2.6` took its kernels' start-up defaults (RFC
+/// 3390's IW, 3 s initial RTO): `GOLDEN_LINUX_2_6_IW10` pins the earlier digest with
+/// those two set back by hand.
 fn mixed_scenario() -> tcplab_core::scenario::Scenario {
     mixed_scenario_with("linux-2.6")
 }
 
 fn mixed_scenario_with(third_profile: &str) -> tcplab_core::scenario::Scenario {
+    mixed_scenario_tcp(json!({"profile": third_profile}))
+}
+
+fn mixed_scenario_tcp(third_tcp: serde_json::Value) -> tcplab_core::scenario::Scenario {
     let mut topo = dumbbell(3, 5_000_000, 25, 30, 2);
     topo["bottleneck"]["error"] = json!({"kind": "bernoulli", "per": 0.01});
     topo["bottleneck"]["queue"] = json!({"kind": "red", "limit": {"packets": 60},
@@ -25,7 +31,7 @@ fn mixed_scenario_with(third_profile: &str) -> tcplab_core::scenario::Scenario {
         vec![
             tcp_flow("s0", "d0", Some(500_000), json!({"profile": "ns2-sack"})),
             tcp_flow("s1", "d1", Some(300_000), json!({"profile": "reference"})),
-            tcp_flow("s2", "d2", None, json!({"profile": third_profile})),
+            tcp_flow("s2", "d2", None, third_tcp),
             json!({"kind": "udp", "src": "s2", "dst": "d2", "packet_bytes": 186, "stop": 5 * S,
                    "interval": {"dist": "normal", "mean": 20 * MS, "sigma": MS}}),
         ],
@@ -52,7 +58,23 @@ fn golden_digest() {
     assert_eq!(r.meta.digest, GOLDEN, "trace digest changed: if intended, update GOLDEN and say why in the commit");
 }
 
-const GOLDEN: &str = "eb9a291438f493b6";
+/// eb9a291438f493b6 until `linux-2.6` started with RFC 3390's IW (3 segments at MSS
+/// 1460, was IW10) and a 3 s initial RTO (was 1 s), as Linux 2.6.2x-2.6.35 did: the
+/// third flow's first flights are smaller, so its whole trace moved.
+const GOLDEN: &str = "052c268fa4218db1";
+
+/// The earlier golden scenario: `linux-2.6` with IW10 and the 1 s initial RTO set
+/// explicitly gives the digest it gave when they were the profile's defaults, so the
+/// profile change touched nothing but those two values.
+#[test]
+fn golden_digest_linux_2_6_with_iw10_and_1s_rto() {
+    let ns = 1_000_000_000u64;
+    let r = run(&mixed_scenario_tcp(json!({"profile": "linux-2.6", "iw": 10, "initial_rto": ns})), 42);
+    eprintln!("linux-2.6 + IW10 + 1 s digest {} events {}", r.meta.digest, r.meta.events);
+    assert_eq!(r.meta.digest, GOLDEN_LINUX_2_6_IW10);
+}
+
+const GOLDEN_LINUX_2_6_IW10: &str = "eb9a291438f493b6";
 
 /// The same scenario with the current `linux` profile (RACK-TLP, PRR, D-SACK, the
 /// Linux RTT estimator, linux_cc) for the third flow. 12629dd7e96076b3 before issue 16

@@ -380,7 +380,14 @@ mod tests {
         assert_eq!(sysctl(&linux, "net.ipv4.tcp_early_retrans").as_deref(), Some("3"));
         assert_eq!(sysctl(&linux, "net.ipv4.tcp_dsack").as_deref(), Some("1"));
         assert_eq!(sysctl(&linux, "net.ipv4.tcp_ecn").as_deref(), Some("2"));
-        let old = TcpSpec { profile: Some("linux-2.6".into()), ecn: Some(true), ..Default::default() };
+        // linux-2.6's own 3 s initial RTO is refused (Linux 3.1 fixed it at 1 s); set
+        // the kernel's to reach the loss-recovery knobs.
+        let old = TcpSpec {
+            profile: Some("linux-2.6".into()),
+            ecn: Some(true),
+            initial_rto: Some(tcplab_core::time::SimDuration::from_secs(1)),
+            ..Default::default()
+        };
         let k = map_tcp(&old.resolve().unwrap(), &CcSpec::default(), &facts()).unwrap();
         assert_eq!(sysctl(&k, "net.ipv4.tcp_recovery").as_deref(), Some("0"));
         assert_eq!(sysctl(&k, "net.ipv4.tcp_early_retrans").as_deref(), Some("0"));

@@ -187,8 +187,9 @@ impl LinkModel for ClockedLink {
                 self.tx_done = None;
                 let pref = self.link.finish_tx(t);
                 let (pkt, size) = (pref.id, pref.size);
+                let start = self.link.airtime_start(t, size);
                 let lost = match self.link.error.as_mut() {
-                    Some(e) => e.is_lost(t, size),
+                    Some(e) => e.is_lost(start, t, size),
                     None => false,
                 };
                 self.link.account(t);

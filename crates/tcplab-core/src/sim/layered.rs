@@ -223,8 +223,9 @@ impl Simulation {
     pub(super) fn layered_tx_done(&mut self, l: LinkId, now: SimTime) {
         let link = &mut self.links[l as usize];
         let pkt = link.finish_tx(now);
+        let start = link.airtime_start(now, pkt.size);
         let lost = match link.error.as_mut() {
-            Some(e) => e.is_lost(now, pkt.size),
+            Some(e) => e.is_lost(start, now, pkt.size),
             None => false,
         };
         link.account(now);

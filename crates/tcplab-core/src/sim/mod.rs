@@ -666,7 +666,8 @@ impl Simulation {
         let link = &mut self.links[l as usize];
         let pkt = link.finish_tx(now);
         let lost = match link.error.as_mut() {
-            Some(e) => e.is_lost(now, pkt.size),
+            // Airtime [now - serialization, now): a plain link sends without pause.
+            Some(e) => e.is_lost(SimTime(now.0 - link.rate.tx_time(pkt.size).0), now, pkt.size),
             None => false,
         };
         link.account(now);

@@ -15,13 +15,18 @@
 //!   F-RTO stays off although Linux enables it (`tcp_frto = 2`): tcplab's F-RTO is RFC
 //!   5682's basic algorithm, and with byte counting under load it keeps senders from
 //!   fast recovery (see docs/validation.md, Known deviations).
-//! - `linux-2.6`: the `linux` profile as it was before PRR, RACK-TLP and the Linux RTT
-//!   estimator: IW10, initial RTO 1 s, minimum RTO 200 ms as an RFC 6298 floor with one
-//!   timed segment per RTT, delayed ACK 40 ms/2 segments, byte counting, SACK with RFC
-//!   6675 recovery and Limited Transmit, reductions from FlightSize. Seeds 001 and 003
-//!   ran Linux 2.6.2x-2.6.35, which had neither PRR (3.2) nor RACK (4.4); their
-//!   studies use this profile. `fin_ignores_cwnd` is off in both; turn it on for the
-//!   "IW10 is really IW11" quirk of seed 001.
+//! - `linux-2.6`: Linux 2.6.2x-2.6.35 as seeds 001 and 003 ran it: RFC 3390's initial
+//!   window, initial RTO 3 s, minimum RTO 200 ms as an RFC 6298 floor with one timed
+//!   segment per RTT, delayed ACK 40 ms/2 segments, byte counting, SACK with RFC 6675
+//!   recovery and Limited Transmit, reductions from FlightSize. Those kernels had
+//!   neither PRR (3.2) nor RACK (4.4), nor today's start-up defaults: IW10 came in
+//!   2.6.39 (commit "tcp: Increase the initial congestion window to 10", RFC 6928) and
+//!   the 1 s initial RTO in 3.1 (RFC 6298 §2.1; `TCP_TIMEOUT_INIT` was 3 s, RFC 2988
+//!   §2.1, before). Their `tcp_init_cwnd` gave 4 segments for MSS <= 1095, 3 up to
+//!   1460 and 2 above: the whole segments RFC 3390's byte formula admits (3 at MSS 1448
+//!   and 1460, 4380 B). A scenario that runs IW10 or a 1 s initial RTO on this profile
+//!   (seed 001's IW10 arm) sets them. `fin_ignores_cwnd` is off in both Linux profiles;
+//!   turn it on for the "IW10 is really IW11" quirk of seed 001.
 //! - `ns2-sack`: ns-2's one-way `Agent/TCP/Sack1` with a `TCPSink/Sack1` receiver, as
 //!   seed 000 used: SACK (RFC 6675-style pipe recovery), per-ACK growth
 //!   `cwnd += MSS*MSS/cwnd`, no delayed ACKs, initial RTO 3 s, minimum RTO 1 s (RFC
@@ -29,9 +34,15 @@
 //!   because seed 000 studies the initial RTO, which governs the SYN.
 //! - `reference`: seed 004's reference TCP: IW1, RFC 2581 congestion control, NewReno
 //!   (RFC 2582), 200 ms delayed-ACK timer, no SACK.
-//! - `enhanced`: seed 004's enhanced TCP: IW4 (RFC 3390), window scaling, SACK with
-//!   RFC 3517 conservative recovery, Limited Transmit (RFC 3042), F-RTO (RFC 5682),
-//!   DAASS (RFC 2760). CBI ssthresh reuse (RFC 2140) is a separate knob.
+//! - `enhanced`: seed 004's enhanced TCP: IW4, window scaling, SACK with RFC 3517
+//!   conservative recovery, Limited Transmit (RFC 3042), F-RTO (RFC 5682), DAASS (RFC
+//!   2760). CBI ssthresh reuse (RFC 2140) is a separate knob. The IW is the seed's
+//!   words, "Initial window of 4 segments (RFC 3390)": 4 whole segments, not RFC
+//!   3390's byte formula. The two differ at the seed's MTU: RFC 3390 §1 caps the IW at
+//!   min(4*MSS, max(2*MSS, 4380 B)), which is 4 segments only when MSS <= 1095 B
+//!   (4380 / 4); at MTU 1450 (MSS 1410) it is 4380 B = 3.1 segments, i.e. 3 full
+//!   ones. The seed names 4 segments, so the profile sends 4 (5640 B at MSS 1410);
+//!   `iw = "rfc3390"` gives the byte formula.
 
 use super::prr::PrrMode;
 use super::rtt::RttEstimatorKind;
@@ -62,6 +73,13 @@ impl InitialWindow {
             // RFC 3390 §1: min (4*MSS, max (2*MSS, 4380 bytes))
             InitialWindow::Formula(IwFormula::Rfc3390) => (4 * mss).min((2 * mss).max(4380)),
         }
+    }
+
+    /// Full-sized segments the first flight holds: the sender sends whole segments
+    /// while they fit in cwnd (RFC 3390 §1 bounds bytes; Linux's `tcp_init_cwnd`
+    /// counts the same whole segments).
+    pub fn segments(self, mss: u32) -> u64 {
+        self.bytes(mss) / mss.max(1) as u64
     }
 }
 
@@ -210,10 +228,10 @@ pub const DEFAULT_PROFILE: &str = "linux";
 pub fn profile_description(name: &str) -> &'static str {
     match name {
         "linux" => "Linux 6.x: IW10, initial RTO 1 s, Linux RTT estimator (RTO >= SRTT + 200 ms), delayed ACK 40 ms/2 segments, ABC, SACK + D-SACK, RACK-TLP, PRR, reductions from cwnd, Linux CC modules' arithmetic",
-        "linux-2.6" => "Linux 2.6.2x-2.6.35 (seeds 001, 003; the linux profile before PRR and RACK): IW10, RFC 6298 RTO >= 200 ms, delayed ACK 40 ms/2 segments, ABC, SACK/RFC 6675, Limited Transmit",
+        "linux-2.6" => "Linux 2.6.2x-2.6.35 (seeds 001, 003; before PRR, RACK, IW10 and the 1 s initial RTO): IW per RFC 3390 (3 segments at MSS 1460), initial RTO 3 s (RFC 2988), RFC 6298 RTO >= 200 ms, delayed ACK 40 ms/2 segments, ABC, SACK/RFC 6675, Limited Transmit",
         "ns2-sack" => "ns-2 Agent/TCP/Sack1 as in seed 000: IW3, initial RTO 3 s, min RTO 1 s, per-ACK growth, no delayed ACK, SACK",
         "reference" => "seed 004 reference TCP: IW1, RFC 2581 + NewReno (RFC 2582), 200 ms delayed ACK, no SACK",
-        "enhanced" => "seed 004 enhanced TCP: IW4 (RFC 3390), window scaling, SACK/RFC 3517, Limited Transmit, F-RTO, DAASS",
+        "enhanced" => "seed 004 enhanced TCP: IW 4 segments (the seed's words; RFC 3390's 4380 B cap is 3 segments at MSS 1410), window scaling, SACK/RFC 3517, Limited Transmit, F-RTO, DAASS",
         _ => "",
     }
 }
@@ -224,9 +242,11 @@ impl TcpConfig {
         let linux26 = TcpConfig {
             mss: 1460,
             header_bytes: 40,
-            iw: InitialWindow::Segments(10),
+            // Linux before 2.6.39: `tcp_init_cwnd`, RFC 3390 in whole segments.
+            iw: InitialWindow::Formula(IwFormula::Rfc3390),
             initial_ssthresh: None,
-            initial_rto: SimDuration::from_secs(1),
+            // Linux before 3.1: `TCP_TIMEOUT_INIT` = 3 s (RFC 2988 §2.1).
+            initial_rto: SimDuration::from_secs(3),
             min_rto: SimDuration::from_millis(200),
             max_rto: SimDuration::from_secs(120),
             syn_retries: 6,
@@ -255,6 +275,9 @@ impl TcpConfig {
             linux_cc: false,
         };
         let linux = TcpConfig {
+            // RFC 6928 (Linux 2.6.39) and RFC 6298 §2.1 (Linux 3.1).
+            iw: InitialWindow::Segments(10),
+            initial_rto: SimDuration::from_secs(1),
             dsack: true,
             prr: PrrMode::Linux,
             rack: true,
@@ -292,7 +315,8 @@ impl TcpConfig {
                 ..linux26.clone()
             },
             "enhanced" => TcpConfig {
-                iw: InitialWindow::Formula(IwFormula::Rfc3390),
+                // Seed 004: "Initial window of 4 segments (RFC 3390)" (module doc).
+                iw: InitialWindow::Segments(4),
                 initial_rto: SimDuration::from_secs(3),
                 min_rto: SimDuration::from_secs(1),
                 max_rto: SimDuration::from_secs(60),
@@ -379,6 +403,45 @@ mod tests {
         assert_eq!(InitialWindow::Formula(IwFormula::Rfc3390).bytes(1000), 4000);
         // MSS 2500: min(10000, max(5000, 4380)) = 5000 (2 segments)
         assert_eq!(InitialWindow::Formula(IwFormula::Rfc3390).bytes(2500), 5000);
+    }
+
+    /// `linux-2.6` starts as Linux 2.6.2x-2.6.35 did (seeds 001 and 003: "2.6.26 &
+    /// 2.6.35 kernels"): RFC 3390's initial window, min(4*MSS, max(2*MSS, 4380 B)),
+    /// which Linux's `tcp_init_cwnd` took as 3 segments for 1095 < MSS <= 1460, and the
+    /// 3 s initial RTO of RFC 2988 §2.1 (`TCP_TIMEOUT_INIT` until Linux 3.1). IW10
+    /// (Linux 2.6.39) and the 1 s initial RTO (Linux 3.1, RFC 6298) stay the `linux`
+    /// profile's. Exact: these are integer byte counts and nanoseconds.
+    #[test]
+    fn linux_2_6_starts_with_rfc3390_and_a_3s_rto() {
+        let old = TcpConfig::profile("linux-2.6").unwrap();
+        assert_eq!(old.iw, InitialWindow::Formula(IwFormula::Rfc3390));
+        // MSS 1460: min(5840, max(2920, 4380)) = 4380 B = 3 segments exactly.
+        assert_eq!((old.iw.bytes(1460), old.iw.segments(1460)), (4380, 3));
+        // MSS 1448 (timestamps): min(5792, max(2896, 4380)) = 4380 B, 3 whole segments
+        // (4344 B): Linux's 3.
+        assert_eq!((old.iw.bytes(1448), old.iw.segments(1448)), (4380, 3));
+        assert_eq!(old.initial_rto, SimDuration::from_secs(3));
+        assert_eq!(old.min_rto, SimDuration::from_millis(200));
+        let new = TcpConfig::profile("linux").unwrap();
+        assert_eq!((new.iw.bytes(1460), new.iw.segments(1448)), (14_600, 10));
+        assert_eq!(new.initial_rto, SimDuration::from_secs(1));
+        assert!(profile_description("linux-2.6").contains("RFC 3390"));
+        assert!(profile_description("linux-2.6").contains("initial RTO 3 s"));
+    }
+
+    /// Seed 004's enhanced TCP: "Initial window of 4 segments (RFC 3390)", at its "MTU
+    /// Size: 1450 bytes" (MSS 1410 with 40 B of headers). Four whole segments, 5640 B;
+    /// RFC 3390's byte formula would give 4380 B, 3 segments, because it reaches 4
+    /// segments only for MSS <= 1095 B. Exact (integer bytes).
+    #[test]
+    fn enhanced_starts_with_4_segments_as_seed_004_says() {
+        let c = TcpSpec { profile: Some("enhanced".into()), mss: Some(1410), ..Default::default() }.resolve().unwrap();
+        assert_eq!(c.iw, InitialWindow::Segments(4));
+        assert_eq!((c.iw.bytes(1410), c.iw.segments(1410)), (5640, 4));
+        let rfc = InitialWindow::Formula(IwFormula::Rfc3390);
+        assert_eq!((rfc.bytes(1410), rfc.segments(1410)), (4380, 3));
+        assert_eq!((rfc.bytes(1095), rfc.segments(1095)), (4380, 4));
+        assert_eq!(rfc.segments(1096), 3);
     }
 
     #[test]

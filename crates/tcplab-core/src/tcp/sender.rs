@@ -1303,9 +1303,9 @@ mod tests {
 
     #[test]
     fn frto_step_2b_sends_two_new_segments_and_no_more() {
-        // Enhanced profile (F-RTO, SACK), MSS 1460, IW 4380 B = 3 segments (1, 1461, 2921).
+        // Enhanced profile (F-RTO, SACK), MSS 1460, IW 4 segments (1, 1461, 2921, 4381).
         // The RTO fires and retransmits seq 1; the first ACK after it (ack 1461) advances
-        // the window: RFC 5682 step 2b allows exactly two new segments, 4381 and 5841,
+        // the window: RFC 5682 step 2b allows exactly two new segments, 5841 and 7301,
         // even though the receive window (1 MiB) and the data (1 MB) allow far more.
         let cfg = TcpConfig::profile("enhanced").unwrap();
         let mut out = Outbox::default();
@@ -1314,7 +1314,7 @@ mod tests {
         let synack = TcpHeader { ack: 1, flags: FLAG_SYN | FLAG_ACK, wnd: 1 << 20, ..Default::default() };
         out.clear();
         s.on_ack(&synack, SimTime(1_000_000), &mut out);
-        assert_eq!(out.segments.iter().map(|x| x.hdr.seq).collect::<Vec<_>>(), vec![1, 1461, 2921]);
+        assert_eq!(out.segments.iter().map(|x| x.hdr.seq).collect::<Vec<_>>(), vec![1, 1461, 2921, 4381]);
         let (_, at, gen) = *out.timers.iter().rev().find(|t| t.0 == TimerKind::Rto).unwrap();
         out.clear();
         assert!(s.on_timer(gen, at, &mut out).is_some());
@@ -1322,7 +1322,7 @@ mod tests {
         out.clear();
         let ack = TcpHeader { ack: 1461, flags: FLAG_ACK, wnd: 1 << 20, ..Default::default() };
         s.on_ack(&ack, SimTime(at.0 + 1_000_000), &mut out);
-        assert_eq!(out.segments.iter().map(|x| x.hdr.seq).collect::<Vec<_>>(), vec![4381, 5841]);
+        assert_eq!(out.segments.iter().map(|x| x.hdr.seq).collect::<Vec<_>>(), vec![5841, 7301]);
     }
 
     #[test]
@@ -1426,9 +1426,11 @@ mod tests {
     #[test]
     fn ecn_negotiation_ect_and_one_reduction_per_window() {
         // linux-2.6: no PRR, so the reduction is immediate (RFC 3168), and ssthresh
-        // comes from FlightSize.
+        // comes from FlightSize. IW10 set here (the profile's own is RFC 3390's 3
+        // segments): the window arithmetic below is worked from 10 segments.
         let mut cfg = TcpConfig::profile("linux-2.6").unwrap();
         cfg.ecn = true;
+        cfg.iw = crate::tcp::config::InitialWindow::Segments(10);
         let mss = cfg.mss as u64;
         let mut s = TcpSender::new(cfg, Box::new(Reno), Some(1_000_000), None);
         let mut out = Outbox::default();

@@ -29,7 +29,7 @@ impl Bernoulli {
 }
 
 impl ErrorModel for Bernoulli {
-    fn is_lost(&mut self, _now: SimTime, _size: u32) -> bool {
+    fn is_lost(&mut self, _start: SimTime, _end: SimTime, _size: u32) -> bool {
         let lost = self.rng.bernoulli(self.per);
         self.stats.record(lost)
     }
@@ -46,7 +46,7 @@ mod tests {
     fn realised_per_matches() {
         let mut m = Bernoulli::new(BernoulliParams { per: 0.01 }, RngStream::new(5, "e")).unwrap();
         for _ in 0..1_000_000 {
-            m.is_lost(SimTime(0), 1500);
+            m.is_lost(SimTime(0), SimTime(0), 1500);
         }
         // sd of the estimate: sqrt(0.01*0.99/1e6) = 1e-4; 5 sd tolerance.
         assert!((m.stats().per() - 0.01).abs() < 5e-4, "{}", m.stats().per());

@@ -1,7 +1,9 @@
 //! Link error models behind one `ErrorModel` trait.
 //!
 //! A link asks its error model, once per packet as the packet finishes serialization,
-//! whether the packet is lost. Each model owns its own named random substream
+//! whether the packet is lost, and tells it the packet's airtime: from its first bit on
+//! the air to its last (a time-varying channel corrupts a frame if any of its bits meets
+//! a bad spell). Each model owns its own named random substream
 //! (`link:<name>:error`), so adding traffic elsewhere never changes its loss pattern,
 //! and reports the packet error rate it actually realised.
 //!
@@ -40,8 +42,10 @@ impl ErrorStats {
 }
 
 pub trait ErrorModel: Send {
-    /// Whether the packet of `size` bytes finishing transmission at `now` is lost.
-    fn is_lost(&mut self, now: SimTime, size: u32) -> bool;
+    /// Whether the packet of `size` bytes on the air over `[start, end)` is lost: its
+    /// first bit left at `start`, its last leaves at `end` (the call comes at `end`;
+    /// `start == end` asks about the instant `end`). Calls come in time order.
+    fn is_lost(&mut self, start: SimTime, end: SimTime, size: u32) -> bool;
     fn stats(&self) -> ErrorStats;
 }
 

@@ -22,9 +22,25 @@
 //! 2. RBDC: a rate grant not refreshed by a request for `ceil(rbdc_timeout /
 //!    superframe)` superframes expires;
 //! 3. the terminal sends its request (due at `k + D`):
-//!    - RBDC: the rate of the bytes that entered the MAC buffer during the last
-//!      superframe, `bytes * 8 / superframe`, capped at `rbdc_max`; nothing is sent
-//!      when nothing arrived (the grant then persists until the timeout);
+//!    - RBDC: the arrival rate plus a backlog term, capped at `rbdc_max`. The arrival
+//!      rate is that of the bytes that entered the MAC buffer during the last
+//!      superframe, `bytes * 8 / superframe`. The backlog term asks for the part of the
+//!      backlog the capacity already on its way will not carry: `covered` is what the
+//!      grant in force and the requests still in transit carry in superframes `k ..
+//!      k + D - 1` (each until the next one replaces it or it times out), and the
+//!      `backlog - covered` bytes left over when this request takes effect are asked
+//!      for in that superframe, in whole slots (`ceil(left / slot_bytes)` slots, as
+//!      rate). OpenSAND's legacy DAMA agent computes its RBDC request the same way, the
+//!      rate of the arrivals since the last request plus the MAC buffer length less
+//!      what the requests of the last MSL will grant (`DamaAgentRcsLegacy::
+//!      computeRbdcRequest`, `opensand-core/src/dvb/dama/`); it spreads that
+//!      remainder over one MSL, where tcplab asks for it in one superframe, because a
+//!      request replaces the previous one: spread over D superframes, each request
+//!      would cut the grant before it to a D-th of the remainder and a lone packet
+//!      would trickle out over many superframes. Without the backlog term, data still
+//!      queued when arrivals stop would wait until the grant timed out and then be
+//!      stranded until the next arrival (a 10-packet burst: 3 delivered). Nothing is
+//!      sent when the request would be 0 (the grant then persists until the timeout);
 //!    - VBDC: the volume in the buffer not yet requested,
 //!      `ceil(backlog / slot_bytes) - outstanding` slots when positive, where
 //!      `outstanding` counts requested slots not yet allocated;
@@ -302,6 +318,23 @@ impl Dama {
         g as u32
     }
 
+    /// RBDC: bytes the grant in force at boundary `k` and the requests in transit carry
+    /// in superframes `k .. k + D - 1`, before a request sent now takes effect. Each
+    /// rate holds from the superframe it takes effect in until the next one replaces
+    /// it or it times out (`timeout_sf` after it took effect). Bytes are `rate *
+    /// superframe / 8`, the credit's long-run rate (the slot grid rounds a superframe's
+    /// share down and carries the fraction).
+    fn rbdc_covered_bytes(&self, k: u64) -> u64 {
+        let end = k + self.delay_sf;
+        let due = |i: usize| self.pending.get(i).map_or(end, |&(d, _)| d.min(end));
+        // Sum of rate (bit/s) x superframes.
+        let mut total = self.granted_rate as u128 * span(k, due(0).min(self.refreshed_at + self.timeout_sf));
+        for (i, &(from, rate)) in self.pending.iter().enumerate() {
+            total += rate as u128 * span(from, due(i + 1).min(from + self.timeout_sf));
+        }
+        (total * self.sf_ns as u128 / (8 * NS_PER_S)) as u64
+    }
+
     /// First allocated slot at or after slot `i` (requires 0 < allocated, i < N).
     fn next_allocated(&self, i: u64) -> u64 {
         let (n, g) = (self.slots as u64, self.allocated as u64);
@@ -309,6 +342,11 @@ impl Dama {
         // Smallest j with (j+1) g >= (before+1) n: the slot where the count steps up.
         ((before + 1) * n).div_ceil(g) - 1
     }
+}
+
+/// Superframes in `[from, to)`, 0 when empty.
+fn span(from: u64, to: u64) -> u128 {
+    to.saturating_sub(from) as u128
 }
 
 fn max_rate_bps(slots: u64, slot_bytes: u32, sf_ns: u64) -> u64 {
@@ -353,9 +391,14 @@ impl Mac for Dama {
         match self.mode {
             DamaMode::Cra => {}
             DamaMode::Rbdc => {
-                if self.arrived_bytes > 0 {
-                    let rate = (self.arrived_bytes as u128 * 8 * NS_PER_S / self.sf_ns as u128)
-                        .min(self.rate_cap as u128) as u64;
+                // Arrival rate + backlog term (module doc, step 3; OpenSAND
+                // `DamaAgentRcsLegacy::computeRbdcRequest`).
+                let arrival = self.arrived_bytes as u128 * 8 * NS_PER_S / self.sf_ns as u128;
+                let left = backlog_bytes.saturating_sub(self.rbdc_covered_bytes(k));
+                let slots = left.div_ceil(self.slot_bytes as u64) as u128;
+                let backlog = (slots * self.slot_bytes as u128 * 8 * NS_PER_S).div_ceil(self.sf_ns as u128);
+                let rate = (arrival + backlog).min(self.rate_cap as u128) as u64;
+                if rate > 0 {
                     self.pending.push_back((k + self.delay_sf, rate));
                     self.stats.requests += 1;
                 }
@@ -391,6 +434,7 @@ impl Mac for Dama {
         let sf_end = SimTime(self.sf_start.0 + self.sf_ns);
         let mut t = now.max(self.cursor);
         let mut left = need_ns;
+        let mut first = None;
         if self.started && self.allocated > 0 {
             let n = self.slots as u64;
             while left > 0 && t >= self.sf_start {
@@ -405,6 +449,7 @@ impl Mac for Dama {
                 }
                 let slot_end = self.sf_start.0 + (i + 1) * self.slot_ns;
                 let avail = slot_end - t.0;
+                first.get_or_insert(t);
                 if avail >= left {
                     t = SimTime(t.0 + left);
                     left = 0;
@@ -416,10 +461,10 @@ impl Mac for Dama {
         }
         if left == 0 {
             self.cursor = t;
-            Gate::Done(t)
+            Gate::Done { first: first.unwrap_or(t), end: t }
         } else {
             self.cursor = sf_end.max(self.cursor);
-            Gate::Paused { sent_ns: need_ns - left }
+            Gate::Paused { sent_ns: need_ns - left, first }
         }
     }
 
@@ -477,8 +522,8 @@ mod tests {
                 tick(&mut d, k, 0);
                 // An always-backlogged transmitter takes every allocated nanosecond.
                 match d.transmit(SimTime(k * 26_500_000), u64::MAX / 4) {
-                    Gate::Paused { sent_ns } => on_ns += sent_ns,
-                    Gate::Done(_) => unreachable!(),
+                    Gate::Paused { sent_ns, .. } => on_ns += sent_ns,
+                    Gate::Done { .. } => unreachable!(),
                 }
             }
             assert_eq!(d.stats().slots_allocated, slots, "rate {rate}");
@@ -497,18 +542,24 @@ mod tests {
         let mut d = Dama::new(p, 128_000).unwrap();
         tick(&mut d, 0, 0);
         assert_eq!(d.allocated(), 4);
-        // 100 B = 6.25 ms of transmitter time: slot 1 whole (3.3125 ms), then 2.9375 ms of
-        // slot 3: done at 9.9375 + 2.9375 = 12.875 ms.
-        assert_eq!(d.transmit(SimTime(0), 6_250_000), Gate::Done(SimTime(12_875_000)));
+        // 100 B = 6.25 ms of transmitter time: slot 1 whole (3.3125 ms, the first bit at
+        // its start), then 2.9375 ms of slot 3: done at 9.9375 + 2.9375 = 12.875 ms.
+        let done = |first: u64, end: u64| Gate::Done { first: SimTime(first), end: SimTime(end) };
+        assert_eq!(d.transmit(SimTime(0), 6_250_000), done(3_312_500, 12_875_000));
         // The next packet continues in slot 3 at 12.875 ms: 0.375 ms left there, then slot
         // 5: 1 ms more -> 16.5625 + 0.625 = 17.1875 ms.
-        assert_eq!(d.transmit(SimTime(12_875_000), 1_000_000), Gate::Done(SimTime(17_187_500)));
+        assert_eq!(d.transmit(SimTime(12_875_000), 1_000_000), done(12_875_000, 17_187_500));
         // 20 ms needs more than the 2.6875 + 3.3125 ms left: paused after 6 ms.
-        assert_eq!(d.transmit(SimTime(17_187_500), 20_000_000), Gate::Paused { sent_ns: 6_000_000 });
+        assert_eq!(
+            d.transmit(SimTime(17_187_500), 20_000_000),
+            Gate::Paused { sent_ns: 6_000_000, first: Some(SimTime(17_187_500)) }
+        );
+        // Nothing left in this superframe: paused with nothing sent.
+        assert_eq!(d.transmit(SimTime(26_000_000), 1_000), Gate::Paused { sent_ns: 0, first: None });
         // Time before a slot, or in an unallocated slot, is skipped; nothing is used twice.
         tick(&mut d, 1, 0);
         // 7 ms into superframe 1 is slot 2 (not allocated): wait for slot 3 at 26.5 + 9.9375 ms.
-        assert_eq!(d.transmit(SimTime(26_500_000 + 7 * MS), 1_000_000), Gate::Done(SimTime(36_437_500 + 1_000_000)));
+        assert_eq!(d.transmit(SimTime(26_500_000 + 7 * MS), 1_000_000), done(36_437_500, 36_437_500 + 1_000_000));
     }
 
     #[test]
@@ -538,6 +589,71 @@ mod tests {
         assert_eq!(&alloc[220..230], &[0, 8, 8, 8, 8, 8, 8, 8, 8, 8]);
     }
 
+    /// Sends up to `backlog_ns` of transmitter time in the slots allocated at `k` (an
+    /// always-ready transmitter), taking off what was sent; returns when the last bit
+    /// left if it left in this superframe.
+    fn drain(d: &mut Dama, k: u64, backlog_ns: &mut u64) -> Option<SimTime> {
+        if *backlog_ns == 0 {
+            return None;
+        }
+        match d.transmit(SimTime(k * 26_500_000), *backlog_ns) {
+            Gate::Done { end, .. } => {
+                *backlog_ns = 0;
+                Some(end)
+            }
+            Gate::Paused { sent_ns, .. } => {
+                *backlog_ns -= sent_ns;
+                None
+            }
+        }
+    }
+
+    /// Reference: OpenSAND's legacy RBDC request (`computeRbdcRequest`): arrival rate
+    /// plus the MAC buffer length not covered by the requests already made. Ten 1450
+    /// B packets (14 500 B) enter the buffer just before boundary 10, then nothing.
+    /// Boundary 10: arrival rate far above the cap: 8 slots from superframe 31. At
+    /// boundaries 11..30 nothing arrives, but 14 500 B wait and the requests in
+    /// transit cover 424 B (8 slots) per superframe each: k - 10 of them at boundary
+    /// k, never all 14 500 B, so each asks for the cap again. From 31 the backlog
+    /// drains 424 B per superframe and 21 superframes of 424 B (8 904 B) are covered;
+    /// at boundary 44, 14 500 - 13 * 424 = 8 988 B wait and 84 B are left over: 2
+    /// slots (32 kbit/s) from superframe 65. At 45 the cover (20 * 424 + 106 = 8 586
+    /// B) exceeds the 8 564 B waiting: no more requests. The 32 kbit/s grant times
+    /// out 12 superframes after it took effect, at 77. So: 8 slots in 31..=64, 2 in
+    /// 65..=76, 35 requests, 296 slots for 273.6 slots of data (a rate grant outlives
+    /// its need by the timeout, as RBDC's do). Under the arrival-rate rule alone the
+    /// 12 superframes of the first grant carried 96 slots (5 088 B, 3 packets) and
+    /// the rest stayed queued. Exact: integer slots and nanoseconds.
+    #[test]
+    fn rbdc_requests_the_backlog_that_arrivals_left_behind() {
+        let mut d = dama(DamaMode::Rbdc);
+        let need = |bytes: u64| Rate(128_000).tx_time(bytes as u32).0;
+        let mut backlog_ns: u64 = 0;
+        let mut alloc = Vec::new();
+        let mut done_at = None;
+        for k in 0..100u64 {
+            if k == 10 {
+                for _ in 0..10 {
+                    d.on_enqueue(SimTime(k * 26_500_000 - MS), 1450);
+                    backlog_ns += need(1450);
+                }
+            }
+            let backlog_bytes = (backlog_ns as u128 * 128_000).div_ceil(8 * NS_PER_S) as u64;
+            alloc.push(tick(&mut d, k, backlog_bytes));
+            done_at = drain(&mut d, k, &mut backlog_ns).or(done_at);
+        }
+        assert!(alloc[..31].iter().all(|&g| g == 0));
+        assert!(alloc[31..65].iter().all(|&g| g == 8), "{:?}", &alloc[31..65]);
+        assert!(alloc[65..77].iter().all(|&g| g == 2), "{:?}", &alloc[65..77]);
+        assert!(alloc[77..].iter().all(|&g| g == 0));
+        assert_eq!((d.stats().requests, d.stats().slots_allocated), (35, 296));
+        // All 14 500 B left: 272 slots in 31..=64 and 1.58 of superframe 65's two
+        // (slots 3 and 7), ending 0.58 slot into slot 7.
+        let t = done_at.expect("the backlog was sent");
+        assert_eq!(t, SimTime(65 * 26_500_000 + 7 * 3_312_500 + (906_250_000 - 273 * 3_312_500)));
+        assert_eq!(backlog_ns, 0);
+    }
+
     #[test]
     fn vbdc_follows_a_step_and_never_grants_more_than_requested() {
         // Ten 1450 B packets arrive before boundary 10: ceil(14500 / 53) = 274 slots are
@@ -561,11 +677,11 @@ mod tests {
             assert!(s.volume_granted <= s.volume_requested, "superframe {k}: {s:?}");
             if backlog_ns > 0 {
                 match d.transmit(SimTime(k * 26_500_000), backlog_ns) {
-                    Gate::Done(t) => {
+                    Gate::Done { end, .. } => {
                         backlog_ns = 0;
-                        done_at = Some(t);
+                        done_at = Some(end);
                     }
-                    Gate::Paused { sent_ns } => backlog_ns -= sent_ns,
+                    Gate::Paused { sent_ns, .. } => backlog_ns -= sent_ns,
                 }
             }
         }

@@ -10,7 +10,8 @@
 //! next superframe boundary (`on_superframe`), where the link resumes it.
 //!
 //! The MAC sees only its own buffer: the bytes entering it (`on_enqueue`, for rate
-//! measurement) and the backlog at each superframe boundary (for volume requests).
+//! measurement) and the backlog at each superframe boundary (for volume requests and
+//! the backlog term of rate requests).
 //!
 //! Models: `dama` (DVB-RCS-like demand assignment: CRA, RBDC, VBDC).
 
@@ -19,14 +20,16 @@ pub mod dama;
 use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
 
-/// The outcome of asking the MAC for transmitter time.
+/// The outcome of asking the MAC for transmitter time. `first` is when the first bit
+/// this call sent went on the air (the start of the first granted slot it used), which
+/// error models need for the frame's airtime.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Gate {
-    /// The whole request fits in the capacity granted so far; the last bit leaves at this time.
-    Done(SimTime),
+    /// The whole request fits in the capacity granted so far; the last bit leaves at `end`.
+    Done { first: SimTime, end: SimTime },
     /// Only `sent_ns` of the request fit before the end of the current superframe; the
-    /// rest waits for the next boundary.
-    Paused { sent_ns: u64 },
+    /// rest waits for the next boundary. `first` is `None` when nothing was sent.
+    Paused { sent_ns: u64, first: Option<SimTime> },
 }
 
 /// Counters of a MAC, for the `links` table.
