@@ -122,8 +122,8 @@ def test_the_probes_burst_falls_where_it_was_drawn_and_the_delay_is_the_one_aske
     assert first and all(t_b < t < t_e + C.AIRTIME_S + 1e-9 for t in first)   # drops are timed at the last bit
     # The next burst comes one good period later, after the 15 s horizon of the measure.
     assert all(t > 2 * t_b + (t_e - t_b) for t in lost[len(first):]) and t_b > C.HORIZON_S
-    spec = {"probe": "recovery", "dama": "rbdc", "slacp": True, "error": C.BURST, "n_flows": 1, "alloc_delay_sf": 11,
-            "reps": [rep, rep + 1], "seed": seed, "base": C.base_documents()[True], "trace": False,
+    spec = {"probe": "recovery", "design": "early", "dama": "rbdc", "slacp": True, "error": C.BURST, "n_flows": 1,
+            "alloc_delay_sf": 11, "reps": [rep, rep + 1], "seed": seed, "base": C.base_documents()[True], "trace": False,
             "variants": list(C.RECOVERY_VARIANTS)}
     rec = pd.DataFrame(C.simulate_block(spec)["recovery"])
     assert rec["variant"].tolist() == list(C.RECOVERY_VARIANTS) and (rec["burst_start_s"] == t_b).all()
@@ -177,7 +177,7 @@ def test_tiny_study_through_the_cli(tiny: tuple[Path, list[str], dict]) -> None:
     channel = pd.read_parquet(out / "channel.parquet")
     # The traces, the allocation-delay probe and the channel probe have their own tables.
     assert len(runs) + len(recovery) + len(channel) == params.n_runs() - len(C.DAMA_MODES)
-    assert len(recovery) == len(params.recovery_configurations()) * len(C.RECOVERY_VARIANTS) * 2
+    assert len(recovery) == len(params.recovery_configurations()) * len(C.RECOVERY_VARIANTS) * 2 * 2
     assert int(runs["unfinished"].sum()) == 0
     assert len(pd.read_parquet(out / "trace_cwnd.parquet")) > 0
     for stem in ("elapsed_1mb", "elapsed_4x250kb", "elapsed_by_dama", "workloads", "overshoot_drops",
@@ -237,14 +237,18 @@ def test_the_allocation_delay_reading_of_s4_is_a_contrast_per_mode_and_step(tiny
     # "Longer capacity allocation delay -> slower error recovery", read with the delay varied
     # directly: every step (11 -> 21 -> 42 superframes) of RBDC and VBDC, margin stated up front.
     out, _, doc = tiny
+    # S4c: the seed's 1 MB, burst at 20-35 s; S4d (a second reading): 3 MB, burst at 60-90 s.
     s4 = next(f for f in doc["findings"] if f["id"] == "S4")
-    c = next(c for c in s4["checks"] if c["id"] == "S4c")
-    assert c["form"]["kind"] == "every" and c["form"]["base"]["kind"] == "contrast"
-    assert c["form"]["base"]["negligible"] == claims.NEGLIGIBLE_RECOVERY_S and c["statistic"]["unit"] == "s"
-    assert [r["comparison"] for r in c["per_config"]] == ["RBDC 21 vs 11 superframes", "RBDC 42 vs 21 superframes",
-                                                          "VBDC 21 vs 11 superframes", "VBDC 42 vs 21 superframes"]
-    assert len(s4["readings"]) == 3 and c["reading"] in s4["readings"]
-    assert "S4c" in next(s for s in ledger.load("satellite").sentences if s.id == "c04").checks
+    for cid in ("S4c", "S4d"):
+        c = next(c for c in s4["checks"] if c["id"] == cid)
+        assert c["form"]["kind"] == "every" and c["form"]["base"]["kind"] == "contrast"
+        assert c["form"]["base"]["negligible"] == claims.NEGLIGIBLE_RECOVERY_S and c["statistic"]["unit"] == "s"
+        assert [r["comparison"] for r in c["per_config"]] == [
+            "RBDC 21 vs 11 superframes", "RBDC 42 vs 21 superframes", "VBDC 21 vs 11 superframes",
+            "VBDC 42 vs 21 superframes"]
+        assert c["reading"] in s4["readings"]
+        assert cid in next(s for s in ledger.load("satellite").sentences if s.id == "c04").checks
+    assert len(s4["readings"]) == 4
     assert doc["recovery"] and doc["per_table"] and len(doc["per_table"]) == 1   # errors=none,huge: Huge only
     assert (out / "figures" / "recovery.png").is_file()
 

@@ -60,7 +60,7 @@ class Definition(engine.StudyDefinition):
         errors = (*ERROR_MODELS, BURST)
         return (("grid", "recovery", "channel").index(spec.get("probe", "grid")), spec["trace"], spec["n_flows"],
                 DAMA_ORDER.index(spec["dama"]), spec["slacp"], errors.index(spec["error"]),
-                spec.get("alloc_delay_sf", 0), spec["reps"][0])
+                spec.get("design", ""), spec.get("alloc_delay_sf", 0), spec["reps"][0])
 
     def n_runs(self, params: StudyParams) -> int:
         return params.n_runs()

@@ -130,8 +130,9 @@ def recovery_summary(rec: pd.DataFrame) -> pd.DataFrame:
     if rec is None or not len(rec):
         return pd.DataFrame()
     for key, part in rec.groupby(RECOVERY_RUN[:-1], sort=True):
-        dama, slacp, delay, variant = key
-        row: dict[str, Any] = {"DAMA": dama, "allocation delay (superframes)": int(delay) if dama != "cra" else 0,
+        design, dama, slacp, delay, variant = key
+        row: dict[str, Any] = {"design": design, "DAMA": dama,
+                               "allocation delay (superframes)": int(delay) if dama != "cra" else 0,
                                "SLACP": "on" if slacp else "off", "TCP": VARIANT_LABELS[variant], "reps": len(part),
                                "unrecovered": int((~part["recovered"].astype(bool)).sum())}
         for col, name in (("recovery_s", "recovery (s)"), ("deficit_s", "link time lost (s)"),

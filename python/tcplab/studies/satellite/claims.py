@@ -40,7 +40,7 @@ DAMA mode, CRA against the on-demand modes that wait for an allocation (S4a, S4b
 time link errors add to a transfer), and with the allocation delay itself varied (S4c,
 the allocation-delay probe of :mod:`.configs`: the time after one burst until the rate at
 which data reaches the gateway is back at its pre-burst level, at 11, 21 and 42
-superframes).
+superframes; S4d, the same in steady state, added after S4c's verdict).
 
 Example:
     >>> most(72), some(72) * 72
@@ -61,8 +61,8 @@ from tcplab.studies.satellite.analysis import (combine_pairs, contrast, error_co
                                                per_config, pooled)
 from tcplab.studies.satellite.configs import (ALLOC_DELAYS_SF, BASE_TCP, DAMA_MODES, ERROR_LABELS, HIGH_ERRORS,
                                               HORIZON_S, LEVEL, LOSSY_ERRORS, LOW_ERRORS, NAME, RBDC_DIAGNOSTIC,
-                                              RECOVERY_RUN, RFC3390_VARIANTS, SEED_STUDY, SEED_SUBSET, VARIANTS,
-                                              WINDOW_S, StudyParams)
+                                              RECOVERY_DESIGNS, RECOVERY_RUN, RFC3390_VARIANTS, SEED_STUDY,
+                                              SEED_SUBSET, VARIANTS, WINDOW_S, StudyParams)
 
 __all__ = ["NEGLIGIBLE_REL", "SIGNIFICANT_REL", "VERY_POOR_REL", "NEGLIGIBLE_DROPS", "MULTIPLE_SEGMENTS",
            "NEGLIGIBLE_TIME_S", "NEGLIGIBLE_COST_S", "NEGLIGIBLE_OCC_BYTES", "NEGLIGIBLE_RECOVERY_S", "ON_AVERAGE",
@@ -458,30 +458,37 @@ def findings_of(rm: pd.DataFrame, params: StudyParams, recovery: pd.DataFrame | 
                          per, scope=f"every DAMA mode and SLACP setting, error models {_names(errors)}, Reference and "
                                     "Enhanced TCP", reading="aggressive = keeps the terminal's buffer fuller"))
 
-    # S4c: the allocation delay itself varied (the allocation-delay probe) -----------------
+    # S4c, S4d: the allocation delay itself varied (the allocation-delay probe) -----------
     rec = recovery[recovery["variant"].isin(BASE_TCP)] if recovery is not None and len(recovery) else None
-    if rec is not None and len(rec):
+    for cid, design in (("S4c", "early"), ("S4d", "steady")):
+        part = rec[rec["design"] == design] if rec is not None and len(rec) else None
+        if part is None or not len(part):
+            continue
         tables, rows = [], []
         for d in ("rbdc", "vbdc"):
             for short, long in zip(ALLOC_DELAYS_SF, ALLOC_DELAYS_SF[1:]):
-                pairs, est, _ = fnd.paired(rec, "recovery_s", "alloc_delay_sf", long, short, {"dama": [d]},
+                pairs, est, _ = fnd.paired(part, "recovery_s", "alloc_delay_sf", long, short, {"dama": [d]},
                                            relative=False, unit=RECOVERY_RUN)
                 if len(pairs):
                     tables.append(pairs)
                     rows.append({"comparison": f"{d.upper()} {long} vs {short} superframes", **est})
-        if rows:
-            add("S4", check("S4c", "error recovery is slower with a longer allocation delay",
-                            Every(Contrast("above", negligible=NEGLIGIBLE_RECOVERY_S)),
-                            "recovery time after one burst, longer minus shorter allocation delay", "s",
-                            pooled(*tables), rows,
-                            scope="the allocation-delay probe: RBDC and VBDC at "
-                                  f"{', '.join(map(str, ALLOC_DELAYS_SF))} superframes, each step per mode pooled "
-                                  "over SLACP off and on and Reference and Enhanced TCP; 1 MB, one burst of "
-                                  "100-300 ms at 20-35 s per replication",
-                            reading="longer allocation delay: the DAMA allocation delay varied directly; slower "
-                                    "error recovery = a longer time from the end of a burst until every window of "
-                                    f"{WINDOW_S:g} s carries {LEVEL:.0%} of the pre-burst delivered rate again "
-                                    f"(within {HORIZON_S:g} s)"))
+        if not rows:
+            continue
+        size, lo, hi = RECOVERY_DESIGNS[design]["bytes"], *(x / 1e3 for x in RECOVERY_DESIGNS[design]["start_ms"])
+        when = ("" if design == "early" else "; in steady state (a second reading, added after S4c's verdict: at "
+                "20-35 s of the 1 MB transfer many senders were still repairing their slow-start overshoot)")
+        add("S4", check(cid, "error recovery is slower with a longer allocation delay",
+                        Every(Contrast("above", negligible=NEGLIGIBLE_RECOVERY_S)),
+                        "recovery time after one burst, longer minus shorter allocation delay", "s",
+                        pooled(*tables), rows,
+                        scope="the allocation-delay probe: RBDC and VBDC at "
+                              f"{', '.join(map(str, ALLOC_DELAYS_SF))} superframes, each step per mode pooled over "
+                              f"SLACP off and on and Reference and Enhanced TCP; {size.replace('MB', ' MB')}, one "
+                              f"burst of 100-300 ms at {lo:g}-{hi:g} s per replication",
+                        reading="longer allocation delay: the DAMA allocation delay varied directly; slower error "
+                                "recovery = a longer time from the end of a burst until every window of "
+                                f"{WINDOW_S:g} s carries {LEVEL:.0%} of the pre-burst delivered rate again (within "
+                                f"{HORIZON_S:g} s)" + when))
 
     # X1 (extension: tcplab's diagnostic) ---------------------------------------------
     diag = rm[(rm["dama"] == RBDC_DIAGNOSTIC)] if len(rm) else rm

@@ -44,7 +44,8 @@ scenario field, and ``docs/studies/satellite.md`` explains each):
   100-300 ms at 20-35 s into the 1 MB transfer (drawn per replication, :func:`burst_of`),
   RBDC and VBDC with an allocation delay of 11, 21 (the default) and 42 superframes,
   CRA beside them; the time from the burst's end until the rate at which data reaches
-  the gateway is back at its pre-burst level.
+  the gateway is back at its pre-burst level. A second design, ``steady``, does the same
+  with a 3 MB transfer and the burst at 60-90 s (:data:`RECOVERY_DESIGNS`).
 - **The channel probe** (``channel``): a UDP sender that keeps the CRA return link busy,
   per error model, for the channel's realised frame loss against
   :func:`channel_model`'s closed form.
@@ -82,7 +83,8 @@ __all__ = [
     "NAME", "SEED_STUDY", "SUMMARY", "STUDY_VERSION", "DAMA_MODES", "RBDC_DIAGNOSTIC", "ERROR_MODELS", "ERROR_LABELS",
     "SEED_ERROR_TABLE", "VARIANTS", "RFC3390_VARIANTS", "ALL_VARIANTS", "IW_RFC3390", "VARIANT_LABELS", "WORKLOADS",
     "HIGH_ERRORS", "LOW_ERRORS", "LOSSY_ERRORS", "BASE_TCP", "SEED_SUBSET", "EXAMPLES", "SUPERFRAME_US",
-    "ALLOC_DELAYS_SF", "DEFAULT_ALLOC_DELAY_SF", "BURST", "BURST_START_MS", "BURST_LENGTH_MS", "PRE_BURST_S",
+    "ALLOC_DELAYS_SF", "DEFAULT_ALLOC_DELAY_SF", "BURST", "BURST_START_MS", "BURST_LENGTH_MS", "RECOVERY_DESIGNS",
+    "PRE_BURST_S",
     "WINDOW_S", "LEVEL", "HORIZON_S", "GRID_S", "RECOVERY_VARIANTS", "CHANNEL_REPS", "CHANNEL_S", "AIRTIME_S",
     "StudyParams", "base_documents", "variant_document", "core_scenario", "variants_of", "slow_start_exits",
     "overshoot", "burst_of", "recovery", "channel_model", "simulate_block", "plan", "CONFIG", "RUN", "RECOVERY_RUN",
@@ -164,6 +166,14 @@ DEFAULT_ALLOC_DELAY_SF = 21
 #: repaired, and the seed's burst lengths of Medium, High and VHigh.
 BURST_START_MS = (20_000, 35_000)
 BURST_LENGTH_MS = (100, 300)
+#: The probe's two designs: ``early`` (the seed's 1 MB transfer, burst at 20-35 s; check
+#: S4c, stated before any run) and ``steady`` (a 3 MB transfer, burst at 60-90 s; check
+#: S4d, added after S4c's verdict: at 20-35 s many senders over RBDC and VBDC were still
+#: repairing their slow-start overshoot, so the pre-burst level was not a steady rate).
+#: Everything else is the same. The next burst comes one good period later (after 40 s,
+#: resp. 120 s), beyond the horizon.
+RECOVERY_DESIGNS = {"early": {"bytes": "1MB", "start_ms": BURST_START_MS},
+                    "steady": {"bytes": "3MB", "start_ms": (60_000, 90_000)}}
 #: The pre-burst level: the rate at which data packets reached the gateway over the 5 s
 #: before the burst.
 PRE_BURST_S = 5.0
@@ -180,7 +190,7 @@ GRID_S = 0.01
 #: The probe's TCP variants (1 MB): the seed's two TCPs and the second reading's Enhanced.
 RECOVERY_VARIANTS = ("reference", "enhanced", "enhanced-rfc3390")
 #: The columns of a probe run.
-RECOVERY_RUN = ["dama", "slacp", "alloc_delay_sf", "variant", "rep"]
+RECOVERY_RUN = ["design", "dama", "slacp", "alloc_delay_sf", "variant", "rep"]
 
 # --------------------------------------------------------------------------------------
 # The channel probe
@@ -312,21 +322,25 @@ def overshoot(exits: dict[int, float], t_s: Sequence[float], flow_id: Sequence[i
     return (float(times[0]), len(times)) if times else (math.nan, 0)
 
 
-def burst_of(seed: int, rep: int) -> tuple[int, int]:
+def burst_of(seed: int, rep: int, design: str = "early") -> tuple[int, int]:
     """The allocation-delay probe's burst of replication ``rep``: ``(start, length)`` in ms.
 
-    Uniform on :data:`BURST_START_MS` and :data:`BURST_LENGTH_MS`, from a generator seeded
-    with ``(seed, rep)`` alone, so every DAMA mode, allocation delay, SLACP setting and TCP
-    of a replication meets the same burst (common random numbers).
+    Uniform on the design's start range (:data:`RECOVERY_DESIGNS`) and
+    :data:`BURST_LENGTH_MS`, from a generator seeded with ``(seed, rep)`` alone (and the
+    design), so every DAMA mode, allocation delay, SLACP setting and TCP of a replication
+    meets the same burst (common random numbers).
 
     Example:
         >>> burst_of(1, 0) == burst_of(1, 0), burst_of(1, 0) != burst_of(1, 1)
         (True, True)
         >>> all(20_000 <= s <= 35_000 and 100 <= n <= 300 for s, n in map(lambda r: burst_of(1, r), range(50)))
         True
+        >>> all(60_000 <= burst_of(1, r, "steady")[0] <= 90_000 for r in range(50))
+        True
     """
-    rng = np.random.default_rng([int(seed), int(rep)])
-    start = int(rng.integers(BURST_START_MS[0], BURST_START_MS[1], endpoint=True))
+    lo, hi = RECOVERY_DESIGNS[design]["start_ms"]
+    rng = np.random.default_rng([int(seed), int(rep)] + ([] if design == "early" else [1]))
+    start = int(rng.integers(lo, hi, endpoint=True))
     length = int(rng.integers(BURST_LENGTH_MS[0], BURST_LENGTH_MS[1], endpoint=True))
     return start, length
 
@@ -508,7 +522,7 @@ def simulate_block(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 _RECOVERY_COLUMNS = (
-    "alloc_delay_sf", "rep", "variant", "core_seed", "burst_start_s", "burst_s", "rate_pre_pps", "recovery_s",
+    "design", "alloc_delay_sf", "rep", "variant", "core_seed", "burst_start_s", "burst_s", "rate_pre_pps", "recovery_s",
     "recovered", "deficit_s", "elapsed_s", "retransmits", "rtos", "spurious_rtos", "drops_overflow", "drops_corruption",
     "ll_frames_retransmitted", "mac_requests", "digest",
 )
@@ -518,13 +532,16 @@ def _simulate_recovery(spec: dict[str, Any]) -> dict[str, Any]:
     """The allocation-delay probe's worker: one burst per run, the recovery of the delivered rate (:func:`recovery`)."""
     seed = int(spec["seed"])
     delay = int(spec["alloc_delay_sf"]) or None
+    design = spec["design"]
     rows: dict[str, list[Any]] = {k: [] for k in _RECOVERY_COLUMNS}
     first, stop = spec["reps"]
     for rep in range(first, stop):
-        burst = burst_of(seed, rep)
+        burst = burst_of(seed, rep, design)
         t_b, t_e = burst[0] / 1e3, (burst[0] + burst[1]) / 1e3
         for variant in spec["variants"]:
-            core = core_scenario(spec["base"], spec["dama"], BURST, 1, variant, delay, burst)
+            doc = variant_document(spec["base"], spec["dama"], BURST, 1, variant, delay, burst)
+            doc["flows"][0]["bytes"] = RECOVERY_DESIGNS[design]["bytes"]
+            core = Scenario.from_dict(doc).to_core()
             core["record"].update({"owd": ["*"]})
             doc = json.loads(_core.run(json.dumps(core, separators=(",", ":")), seed + rep))
             f, q, lk = doc["flows"], doc["queues"], doc["links"]
@@ -532,7 +549,7 @@ def _simulate_recovery(spec: dict[str, Any]) -> dict[str, Any]:
             prop = lk["delay_s"][li]
             owd = doc["series"]["owd"]
             arrivals = np.sort(np.asarray(owd["t_s"], dtype=float) - prop)
-            values = {"alloc_delay_sf": int(spec["alloc_delay_sf"]), "rep": rep, "variant": variant,
+            values = {"design": design, "alloc_delay_sf": int(spec["alloc_delay_sf"]), "rep": rep, "variant": variant,
                       "core_seed": seed + rep, "burst_start_s": t_b,
                       "burst_s": t_e - t_b, **recovery(arrivals, t_b, t_e),
                       "elapsed_s": _nan(f["elapsed_s"][0]), "retransmits": int(f["retransmits"][0]),
@@ -588,8 +605,8 @@ class StudyParams:
         rfc3390: also run the Enhanced variants with RFC 3390's initial window of 4380 B
             besides the seed's 4 segments (:data:`RFC3390_VARIANTS`).
         recovery: also run the allocation-delay probe (CRA, and RBDC and VBDC at each of
-            :data:`ALLOC_DELAYS_SF`; both SLACP settings; :data:`RECOVERY_VARIANTS`; 1 MB;
-            ``reps`` replications).
+            :data:`ALLOC_DELAYS_SF`; both SLACP settings; :data:`RECOVERY_VARIANTS`; both
+            :data:`RECOVERY_DESIGNS`; ``reps`` replications).
         channel: also run the channel probe (:data:`CHANNEL_REPS` runs of :data:`CHANNEL_S`
             per lossy error model in ``errors``).
 
@@ -601,9 +618,9 @@ class StudyParams:
         >>> # + IW 4380 B: 3 DAMA x 2 SLACP x 2 errors x (3 variants at 1 MB + 1 at 4 x 250 kB) x 2 reps
         >>> StudyParams(reps=2, errors="none,huge", recovery=False, channel=False).n_runs()
         259
-        >>> # + probe: (CRA + 2 x 3 delays) x 2 SLACP x 3 variants x 2 reps, + channel: 4 runs for Huge
+        >>> # + probe: 2 designs x (CRA + 2 x 3 delays) x 2 SLACP x 3 variants x 2 reps, + channel: 4 runs for Huge
         >>> StudyParams(reps=2, errors="none,huge").n_runs()
-        347
+        431
     """
 
     reps: int = 32
@@ -657,7 +674,7 @@ class StudyParams:
         """Simulations in the study."""
         main = sum(len(variants_of(n, self.rfc3390)) for *_, n in self.configurations()) * self.reps
         diag = len(self.diagnostic_configurations()) * 2 * self.reps
-        probe = len(self.recovery_configurations()) * len(RECOVERY_VARIANTS) * self.reps
+        probe = len(self.recovery_configurations()) * len(RECOVERY_VARIANTS) * len(RECOVERY_DESIGNS) * self.reps
         channel = len(self.channel_models()) * CHANNEL_REPS
         return main + diag + probe + channel + (len(DAMA_MODES) if self.trace else 0)
 
@@ -686,12 +703,13 @@ def plan(params: StudyParams) -> list[BlockTask]:
             spec = {**common, "probe": "grid", "dama": dama, "slacp": slacp, "error": error, "n_flows": n,
                     "reps": [first, stop], "trace": trace, "base": bases[slacp], "variants": variants}
             tasks.append(BlockTask(task_key(spec), spec, (stop - first) * len(variants)))
-    for dama, slacp, delay in params.recovery_configurations():
-        for first, stop in blocks:
-            spec = {**common, "probe": "recovery", "dama": dama, "slacp": slacp, "error": BURST, "n_flows": 1,
-                    "alloc_delay_sf": delay, "reps": [first, stop], "trace": False, "base": bases[slacp],
-                    "variants": list(RECOVERY_VARIANTS)}
-            tasks.append(BlockTask(task_key(spec), spec, (stop - first) * len(RECOVERY_VARIANTS)))
+    for design in RECOVERY_DESIGNS if params.recovery else ():
+        for dama, slacp, delay in params.recovery_configurations():
+            for first, stop in blocks:
+                spec = {**common, "probe": "recovery", "design": design, "dama": dama, "slacp": slacp,
+                        "error": BURST, "n_flows": 1, "alloc_delay_sf": delay, "reps": [first, stop], "trace": False,
+                        "base": bases[slacp], "variants": list(RECOVERY_VARIANTS)}
+                tasks.append(BlockTask(task_key(spec), spec, (stop - first) * len(RECOVERY_VARIANTS)))
     for error in params.channel_models():
         spec = {**common, "probe": "channel", "dama": "cra", "slacp": False, "error": error, "n_flows": 0,
                 "duration_s": CHANNEL_S, "reps": [0, CHANNEL_REPS], "trace": False, "base": bases[False]}

@@ -196,33 +196,38 @@ def render_figures(tables: dict[str, pd.DataFrame], fig_dir: Path, params: S.Stu
 
     rec = tables.get("recovery")
     if rec is not None and len(rec):
-        fig, axes = R.figure(1, 2, 9.5, 3.6, sharey=True)
+        designs = [d for d in S.RECOVERY_DESIGNS if (rec["design"] == d).any()]
+        fig, axes = R.figure(len(designs), 2, 9.5, 3.4 * len(designs), sharey=True)
         delays = list(S.ALLOC_DELAYS_SF)
         x = np.arange(len(delays))
-        for c, slacp in enumerate((False, True)):
-            ax = axes[0, c]
-            for i, (dama, variant) in enumerate([(d, v) for d in ("rbdc", "vbdc") for v in S.BASE_TCP]):
-                sub = rec[(rec["dama"] == dama) & (rec["slacp"] == slacp) & (rec["variant"] == variant)]
-                if not len(sub):
-                    continue
-                m, h = zip(*[_mean_ci(sub.loc[sub["alloc_delay_sf"] == a, "recovery_s"]) for a in delays])
-                ax.errorbar(x + (i - 1.5) * 0.05, m, yerr=h, marker="o" if variant == "reference" else "s", ms=3,
-                            capsize=2, color=_COLORS[dama], ls="-" if variant == "reference" else "--",
-                            label=f"{dama.upper()}, {S.VARIANT_LABELS[variant]}")
-            cra = rec[(rec["dama"] == "cra") & (rec["slacp"] == slacp) & rec["variant"].isin(S.BASE_TCP)]
-            if len(cra):
-                ax.axhline(float(cra["recovery_s"].mean()), color=_COLORS["cra"], lw=1, ls=":",
-                           label="CRA (no requests)")
-            ax.set_xticks(x, [f"{a} ({a * S.SUPERFRAME_US / 1e3:g} ms)" for a in delays])
-            ax.set_xlabel("allocation delay, superframes")
-            ax.set_title(f"SLACP {'on' if slacp else 'off'}")
-            ax.grid(alpha=0.3)
-        axes[0, 0].set_ylabel("recovery time after the burst (s)")
+        for r, design in enumerate(designs):
+            d_rec = rec[rec["design"] == design]
+            for c, slacp in enumerate((False, True)):
+                ax = axes[r, c]
+                for i, (dama, variant) in enumerate([(d, v) for d in ("rbdc", "vbdc") for v in S.BASE_TCP]):
+                    sub = d_rec[(d_rec["dama"] == dama) & (d_rec["slacp"] == slacp) & (d_rec["variant"] == variant)]
+                    if not len(sub):
+                        continue
+                    m, h = zip(*[_mean_ci(sub.loc[sub["alloc_delay_sf"] == a, "recovery_s"]) for a in delays])
+                    ax.errorbar(x + (i - 1.5) * 0.05, m, yerr=h, marker="o" if variant == "reference" else "s", ms=3,
+                                capsize=2, color=_COLORS[dama], ls="-" if variant == "reference" else "--",
+                                label=f"{dama.upper()}, {S.VARIANT_LABELS[variant]}")
+                cra = d_rec[(d_rec["dama"] == "cra") & (d_rec["slacp"] == slacp) & d_rec["variant"].isin(S.BASE_TCP)]
+                if len(cra):
+                    ax.axhline(float(cra["recovery_s"].mean()), color=_COLORS["cra"], lw=1, ls=":",
+                               label="CRA (no requests)")
+                ax.set_xticks(x, [f"{a} ({a * S.SUPERFRAME_US / 1e3:g} ms)" for a in delays])
+                ax.set_title(f"{design}: {S.RECOVERY_DESIGNS[design]['bytes']}, SLACP {'on' if slacp else 'off'}")
+                ax.grid(alpha=0.3)
+            axes[r, 0].set_ylabel("recovery time (s)")
+        for c in range(2):
+            axes[-1, c].set_xlabel("allocation delay, superframes")
         axes[0, 0].legend(fontsize=7)
         figs.append({"stem": "recovery", "section": "recovery", **R.save(fig, fig_dir, "recovery"),
-                     "caption": "The allocation-delay probe (check S4c): one burst of 100-300 ms at 20-35 s into the "
-                                "1 MB transfer; the time from its end until every 2 s window carries 90% of the "
-                                "pre-burst delivered rate again, mean and 95% CI over replications."})
+                     "caption": "The allocation-delay probe (checks S4c, early: 1 MB, burst at 20-35 s; S4d, "
+                                "steady: 3 MB, burst at 60-90 s): one burst of 100-300 ms per run; the time from its "
+                                "end until every 2 s window carries 90% of the pre-burst delivered rate again, mean "
+                                "and 95% CI over replications."})
     return figs
 
 
