@@ -5,7 +5,9 @@ import importlib
 
 import pytest
 
-MODULES = ["__init__", "units", "registry", "scenario", "stats", "results", "runner", "sweeps", "executor", "plots", "report", "cli"]
+MODULES = ["__init__", "units", "registry", "scenario", "stats", "results", "runner", "sweeps", "executor", "plots", "report", "cli",
+           "scenario.errors", "scenario.locate", "scenario.corecheck", "scenario.model", "scenario.flows",
+           "scenario.network", "scenario.quantities", "scenario.tcp", "scenario.base", "scenario.experiment"]
 
 
 @pytest.mark.parametrize("name", MODULES)

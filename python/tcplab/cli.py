@@ -20,11 +20,12 @@ import json
 import math
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 from typing import Any, Sequence
 
 from tcplab import __version__, registry, units
-from tcplab.runner import TRACES, CoreRunError, core_has_run, run as run_scenario
+from tcplab.runner import TRACES, CoreRunError, ScenarioWarning, core_has_run, run as run_scenario
 from tcplab.executor import check_scheduler
 from tcplab.outputs import OutputError, check_output_dir, describe_os_error
 from tcplab.scenario import Scenario, ScenarioError, load
@@ -250,6 +251,12 @@ def _err(message: str) -> None:
     print(f"error: {message}", file=sys.stderr)
 
 
+def _warn_about(sc: Any) -> None:
+    """Prints a scenario's warnings (:meth:`Scenario.warnings`), one line each, on stderr."""
+    for w in sc.warnings():
+        print(f"warning: {w.one_line()}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the CLI; returns the exit code (the console script exits with it)."""
     parser = build_parser()
@@ -261,7 +268,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                "report": _cmd_report, "bench": _cmd_bench, "schema": _cmd_schema}
     try:
         return handler[args.command](args)
-    except (ScenarioError, OutputError) as e:
+    except ScenarioError as e:  # every problem of the file, one line each
+        for problem in e.problems:
+            _err(problem.one_line())
+        return EXIT_BAD_INPUT
+    except OutputError as e:
         _err(str(e))
         return EXIT_BAD_INPUT
     except OSError as e:  # writing results failed after the checks (disk full, permissions, ...)
@@ -277,14 +288,17 @@ def _cmd_schema(args: argparse.Namespace) -> int:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    sc = load(args.scenario)  # validates fully before anything runs or is written
+    sc = load(args.scenario)  # validates fully (as `check` does) before anything runs or is written
+    _warn_about(sc)
     if args.out is not None:
         check_output_dir(args.out)
     if not core_has_run():
         _err("this build of the simulator core has no run() yet; rebuild the extension")
         return EXIT_RUN_FAILED
     try:
-        result = run_scenario(sc, seed=args.seed, trace=args.trace)
+        with warnings.catch_warnings():  # the warnings are printed above, with the file's lines
+            warnings.simplefilter("ignore", ScenarioWarning)
+            result = run_scenario(sc, seed=args.seed, trace=args.trace)
     except CoreRunError as e:
         _err(f"{args.scenario}: the simulator rejected the scenario: {e}")
         return EXIT_BAD_INPUT
@@ -526,7 +540,8 @@ def _is_na(v: Any) -> bool:
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from tcplab.sweeps import load_experiment, sweep
 
-    exp = load_experiment(args.experiment)  # every grid point validated before anything runs
+    exp = load_experiment(args.experiment)  # every grid point validated (as `check` does) before anything runs
+    _warn_about(exp)
     if not core_has_run():
         _err("this build of the simulator core has no run() yet; rebuild the extension")
         return EXIT_RUN_FAILED
@@ -704,14 +719,16 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
     text = read_text(args.file)
     doc = parse_toml(text, str(args.file))
-    if "sweep" in doc:
+    if "sweep" in doc:  # the validation of `tcplab sweep`
         exp = Experiment.from_toml(text, str(args.file))
+        _warn_about(exp)
         if args.json:
             print(json.dumps([json.loads(t.core_json) for t in exp.tasks()], indent=2))
         else:
-            print(f"ok: {len(exp.grid())} grid points x {exp.replications} replications")
+            print(f"ok: {exp.points()} grid points x {exp.replications} replications")
         return EXIT_OK
-    sc = Scenario.from_toml(text, str(args.file))
+    sc = Scenario.from_toml(text, str(args.file))  # the validation of `tcplab run` (load)
+    _warn_about(sc)
     print(json.dumps(sc.to_core(args.seed), indent=2) if args.json else "ok")
     return EXIT_OK
 

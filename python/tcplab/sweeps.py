@@ -41,6 +41,7 @@ import datetime as dt
 import hashlib
 import itertools
 import json
+import math
 import os
 import re
 import shutil
@@ -61,10 +62,15 @@ from tcplab.scenario import located as _located
 from tcplab.scenario.experiment import SWEEP_KEYS_TEXT
 from tcplab.scenario.reference import sweep_reference
 
-__all__ = ["Experiment", "Task", "SweepResult", "sweep", "load_experiment", "SWEEP_REFERENCE", "EXAMPLE_EXPERIMENT"]
+__all__ = ["Experiment", "Task", "SweepResult", "sweep", "load_experiment", "SWEEP_REFERENCE", "EXAMPLE_EXPERIMENT",
+           "MAX_RUNS"]
 
 #: The ``[sweep]`` section of docs/scenarios.md (generated from :class:`SweepTable`).
 SWEEP_REFERENCE = sweep_reference()
+
+#: The most runs (grid points x replications) one sweep takes: each is a directory of
+#: tables under ``runs/``, and the task list is held in memory.
+MAX_RUNS = 100_000
 
 EXAMPLE_EXPERIMENT = '''\
 [topology]
@@ -125,8 +131,24 @@ class Experiment:
         except ScenarioError as e:
             raise _located(e, text, file) from None
         exp = cls(base=doc, params=params, replications=replications, seed=seed, text=text, file=file)
+        runs = exp.points() * replications
+        if runs > MAX_RUNS:
+            where = "sweep.replications" if replications > 1 else "sweep"
+            raise _located(ScenarioError(where, f"the sweep would run {runs:,} runs ({exp.points():,} grid points x "
+                                                f"{replications:,} replications)", value=replications,
+                                         accepted=f"at most {MAX_RUNS:,} runs per sweep; split it into several "
+                                                  "experiments"), text, file)
         exp._scenarios = [exp._scenario_at(point) for point in exp.grid()]
         return exp
+
+    def points(self) -> int:
+        """The number of grid points (the product of the parameters' value counts).
+
+        Example:
+            >>> Experiment(base={}, params={"a": [1, 2], "b": ["x", "y", "z"]}).points()
+            6
+        """
+        return math.prod(len(v) for v in self.params.values())
 
     def grid(self) -> list[dict[str, Any]]:
         """Every grid point as ``{path: value}``, the last parameter varying fastest.
@@ -144,18 +166,30 @@ class Experiment:
             self._scenarios = [self._scenario_at(p) for p in self.grid()]
         return self._scenarios[point]
 
+    def warnings(self) -> list[ScenarioError]:
+        """The scenario's warnings (:meth:`Scenario.warnings`) at the first grid point, located in the file."""
+        return [_located(w, self.text, self.file) for w in self.scenario(0).warnings()]
+
     def seeds(self) -> list[int]:
         """The seed of each replication (the same at every grid point)."""
         return [self.seed + r for r in range(self.replications)]
 
     def tasks(self) -> list[Task]:
-        """Every run, grid point by grid point, replication by replication."""
+        """Every run, grid point by grid point, replication by replication.
+
+        A grid point's resolved scenario depends on the seed only through start jitter;
+        without jitter it is resolved once and shared by the point's replications.
+        """
         out = []
         for i, params in enumerate(self.grid()):
             sc = self.scenario(i)
+            seeded = any(int(f.start_jitter) > 0 for f in sc.flows)
+            core_json = canonical = ""
             for r, seed in enumerate(self.seeds()):
-                core_json = sc.to_core_json(seed)
-                out.append(Task(i, r, seed, params, core_json, run_key(core_json, params, seed)))
+                if seeded or not core_json:
+                    core_json = sc.to_core_json(seed)
+                    canonical = json.dumps(json.loads(core_json), sort_keys=True)
+                out.append(Task(i, r, seed, params, core_json, _run_key(canonical, params, seed)))
         return out
 
     def _scenario_at(self, params: dict[str, Any]) -> Scenario:
@@ -166,13 +200,19 @@ class Experiment:
             except ScenarioError as e:
                 raise _located(e.prefixed("sweep"), self.text, self.file) from None
         try:
-            return Scenario.from_dict(doc)
+            return Scenario.from_dict(doc).check_core(self.seed)
         except ScenarioError as e:
-            swept = next((p for p in params if _norm(e.path) == _norm(p) or _norm(e.path).startswith(_norm(p) + ".")), None)
-            if swept is not None:
-                e.problem += f" (value from [sweep] {swept!r}, grid point {params})"
-                e.file, e.line = self.file, TomlLocator(self.text).line(f"sweep.{swept}")
-                raise e from None
+            locator = TomlLocator(self.text)
+            for p in e.problems:
+                paths = [_norm(p.path)]
+                if p.problem.startswith("no route"):  # either end of the flow may be the swept one
+                    paths.append(re.sub(r"\.(dst|client)$", lambda m: ".src" if m.group(1) == "dst" else ".server",
+                                        paths[0]))
+                swept = next((q for q in params for path in paths
+                              if path == _norm(q) or path.startswith(_norm(q) + ".")), None)
+                if swept is not None:
+                    p.problem += f" (value from [sweep] {swept!r}, grid point {params})"
+                    p.file, p.line = self.file, locator.line(f"sweep.{swept}")
             raise _located(e, self.text, self.file) from None
 
 
@@ -227,6 +267,18 @@ def run_key(core_json: str, params: dict[str, Any], seed: int) -> str:
         True
     """
     blob = json.dumps({"scenario": json.loads(core_json), "params": params, "seed": seed}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:24]
+
+
+def _run_key(canonical: str, params: dict[str, Any], seed: int) -> str:
+    """:func:`run_key` from the scenario already dumped with sorted keys (same key, less work).
+
+    Example:
+        >>> doc = '{"b": 1, "a": {"y": 2, "x": 1}}'
+        >>> _run_key(json.dumps(json.loads(doc), sort_keys=True), {"p": [1]}, 3) == run_key(doc, {"p": [1]}, 3)
+        True
+    """
+    blob = f'{{"params": {json.dumps(params, sort_keys=True)}, "scenario": {canonical}, "seed": {json.dumps(seed)}}}'
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
 

@@ -12,7 +12,10 @@ is translated to (errors.py), so every error gets its line.
 
 from __future__ import annotations
 
+import codecs
+import os
 import re
+import stat
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -31,6 +34,7 @@ def parse_toml(text: str, file: str = "<string>") -> dict[str, Any]:
         ...
         tcplab.scenario.ScenarioError: x.toml:1: not valid TOML: Invalid value (at end of document)
     """
+    text = text.removeprefix("\ufeff")  # a byte order mark, as read_text drops it
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -41,12 +45,49 @@ def parse_toml(text: str, file: str = "<string>") -> dict[str, Any]:
         raise ScenarioError("", "not valid TOML: nested too deeply", file=file) from None
 
 
+#: What a path that is not a regular file is, by its ``stat`` mode.
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+
+
 def read_text(path: str | Path) -> str:
-    """A file's text as UTF-8, with unreadable files as :class:`ScenarioError`."""
+    """A file's text as UTF-8, with unreadable files as :class:`ScenarioError`.
+
+    The path must be a regular file: it is opened without blocking and checked before
+    anything is read, so a FIFO or a device is refused at once instead of blocking.
+    A UTF-8 byte order mark (which some Windows editors write) is dropped.
+
+    Example:
+        >>> import os, tempfile
+        >>> d = tempfile.mkdtemp()
+        >>> fifo = os.path.join(d, "s.toml"); os.mkfifo(fifo)
+        >>> read_text(fifo)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        tcplab.scenario.ScenarioError: /.../s.toml: cannot read the file: it is a FIFO (named pipe), not a regular file
+        >>> bom = os.path.join(d, "b.toml"); _ = open(bom, "wb").write(b"\\xef\\xbb\\xbfname = 'x'\\n")
+        >>> read_text(bom)
+        "name = 'x'\\n"
+    """
+    if not isinstance(path, (str, os.PathLike)):
+        raise ScenarioError("", "expected the path of a scenario file", value=path, accepted="a str or pathlib.Path")
     try:
-        raw = Path(path).read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as e:
         raise ScenarioError("", f"cannot read the file: {e.strerror or e}", file=str(path)) from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+            raise ScenarioError("", f"cannot read the file: it is {kind}, not a regular file", file=str(path))
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            raw = fh.read()
+    except OSError as e:
+        raise ScenarioError("", f"cannot read the file: {e.strerror or e}", file=str(path)) from None
+    finally:
+        os.close(fd)
+    raw = raw.removeprefix(codecs.BOM_UTF8)
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -55,11 +96,24 @@ def read_text(path: str | Path) -> str:
 
 
 def located(e: ScenarioError, text: str, file: str) -> ScenarioError:
-    """Sets the error's ``file`` and, from the text, its ``line`` (in place)."""
-    e.file = file
-    if e.line is None:
-        e.line = TomlLocator(text).line(e.path)
-    return e
+    """Sets the ``file`` and, from the text, the ``line`` of each of the error's problems;
+    returns them as one error in the order of their lines (problems of the whole file first).
+
+    Example:
+        >>> e = ScenarioError.joined([ScenarioError("tcp.iw", "bad"), ScenarioError("name", "bad")])
+        >>> print(located(e, 'name = 3\\n[tcp]\\niw = 0\\n', "s.toml"))
+        s.toml:1: name: bad
+        s.toml:3: tcp.iw: bad
+    """
+    locator: TomlLocator | None = None
+    problems = e.problems
+    for p in problems:
+        p.others = []  # regrouped below, in line order
+        p.file = file
+        if p.line is None:
+            locator = locator or TomlLocator(text)
+            p.line = locator.line(p.path)
+    return ScenarioError.joined(sorted(problems, key=lambda p: p.line or 0))
 
 _BARE_KEY = r"[A-Za-z0-9_-]+"
 _KEY_PART = rf"(?:{_BARE_KEY}|\"(?:[^\"\\]|\\.)*\"|'[^']*')"
