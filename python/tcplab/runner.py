@@ -20,7 +20,7 @@ import os
 import time
 import warnings
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 from tcplab import _core
 from tcplab.results import RunResult
@@ -116,18 +116,28 @@ def with_traces(scenario: Scenario, trace: str | Iterable[str] | None) -> Scenar
     return sc
 
 
-def run_core(core_json: str, seed: int) -> str:
-    """Calls ``_core.run`` on a resolved scenario; errors become :class:`CoreRunError`."""
+#: ``progress(now_s, end_s)``: the simulated time so far and the latest end of the run, s.
+ProgressFn = Callable[[float, float], None]
+
+
+def run_core(core_json: str, seed: int, progress: ProgressFn | None = None) -> str:
+    """Calls ``_core.run`` on a resolved scenario; errors become :class:`CoreRunError`.
+
+    The run looks back at Python every 100 ms of wall time: Ctrl-C raises
+    ``KeyboardInterrupt`` from here within about that, and ``progress`` (if given) is
+    called with the simulated time so far and the run's latest end, in seconds.
+    """
     if not core_has_run():
         raise RuntimeError("the compiled core has no run() yet (tcplab._core.run); rebuild the extension")
     try:
-        out: str = _core.run(core_json, seed)
+        out: str = _core.run(core_json, seed, progress) if progress is not None else _core.run(core_json, seed)
     except ValueError as e:
         raise CoreRunError(str(e)) from None
     return out
 
 
-def run(scenario: Scenario | str | Path, seed: int = 0, trace: str | Iterable[str] | None = None) -> RunResult:
+def run(scenario: Scenario | str | Path, seed: int = 0, trace: str | Iterable[str] | None = None,
+        progress: ProgressFn | None = None) -> RunResult:
     """Runs one simulation and returns its tables.
 
     Args:
@@ -136,6 +146,9 @@ def run(scenario: Scenario | str | Path, seed: int = 0, trace: str | Iterable[st
         trace: time series to record in addition to ``[record]``: any of
             ``cwnd``, ``queue``, ``owd``, ``drops`` (one name, a comma-separated
             string or a list).
+        progress: called about every 100 ms of wall time with the simulated time so
+            far and the run's latest end, both in seconds (the ``tcplab run``
+            progress bar).
 
     Returns:
         A :class:`RunResult`; ``result.flows`` etc. are DataFrames.
@@ -143,6 +156,7 @@ def run(scenario: Scenario | str | Path, seed: int = 0, trace: str | Iterable[st
     Raises:
         ScenarioError: the scenario is invalid, by the Python checks or the core's
             (every problem, nothing ran).
+        KeyboardInterrupt: Ctrl-C during the run (nothing is returned).
 
     A scenario built in Python is checked by the core before it runs, as a file is
     (:meth:`Scenario.check_core`); what it accepts but probably did not mean is
@@ -159,7 +173,7 @@ def run(scenario: Scenario | str | Path, seed: int = 0, trace: str | Iterable[st
     core = sc.to_core(seed)
     text = json.dumps(core, sort_keys=True, separators=(",", ":"))
     t0 = time.perf_counter()
-    out = run_core(text, seed)
+    out = run_core(text, seed, progress)
     wall_s = time.perf_counter() - t0  # the core reads no clock; the caller times it
     result = RunResult.from_core(out, scenario=core)
     result.meta["wall_s"] = wall_s

@@ -13,10 +13,14 @@ this process alone writes, so both engines write identical results.
 
 Results directory:
 
-- ``runs/<key>/``: one finished run (its tables as Parquet plus ``run.json``), where
-  ``key`` hashes the resolved scenario, the parameters and the seed. It is written
-  under a temporary name and renamed into place, so a killed sweep leaves either a
-  whole run or nothing; re-running the command skips the runs already there.
+- ``runs/<key>/``: one finished run (its tables as Parquet plus ``run.json``, which
+  records each table's SHA-256), where ``key`` hashes the resolved scenario, the
+  parameters and the seed. It is written under a temporary name and renamed into
+  place, so a killed sweep leaves either a whole run or nothing; re-running the command
+  skips the runs already there, after checking their files: a run whose file was
+  truncated or damaged since (a crash of the machine, a full disk) is done again, with
+  a one-line note. Ctrl-C stops the sweep at once ("interrupted: N of M runs kept;
+  re-run to resume").
 - ``flows.parquet``, ``udp.parquet``, ``queues.parquet``, ``links.parquet`` (and
   ``series_*.parquet`` when recorded): every finished run, with the parameters as
   columns plus ``point``, ``replication``, ``seed`` and ``run_key``.
@@ -54,8 +58,8 @@ from typing import Any, Callable, Iterator
 import pandas as pd
 
 from tcplab import _core
-from tcplab.results import TABLES, RunResult, write_json_atomic, write_table_atomic
-from tcplab.executor import Progress, dispatch
+from tcplab.results import TABLES, RunResult, damage, digests, write_json_atomic, write_table_atomic
+from tcplab.executor import Interrupted, Progress, dispatch, usable_jobs
 from tcplab.runner import run_core
 from tcplab.scenario import Scenario, ScenarioError, SweepTable, TomlLocator, parse_toml, read_text
 from tcplab.scenario import located as _located
@@ -328,12 +332,22 @@ def _now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def _finished_keys(runs_dir: Path) -> set[str]:
+def _finished_keys(runs_dir: Path, verify: bool = False) -> set[str]:
+    """Keys of the finished runs under ``runs_dir``; with ``verify``, a run whose files are
+    damaged (:func:`tcplab.results.damage`) is removed, with a one-line note, to run again."""
     if not runs_dir.is_dir():
         return set()
     for stale in runs_dir.glob(".tmp-*"):  # left by a killed sweep: never complete
         shutil.rmtree(stale, ignore_errors=True)
-    return {p.name for p in runs_dir.iterdir() if (p / "run.json").is_file()}
+    keys = {p.name for p in runs_dir.iterdir() if (p / "run.json").is_file()}
+    if verify:
+        for key in sorted(keys):
+            why = damage(runs_dir / key, "run.json")
+            if why is not None:
+                print(f"note: {runs_dir / key}: {why}; the run is done again", file=sys.stderr)
+                shutil.rmtree(runs_dir / key, ignore_errors=True)
+                keys.discard(key)
+    return keys
 
 
 def _store_run(runs_dir: Path, task: Task, doc: str) -> None:
@@ -345,7 +359,7 @@ def _store_run(runs_dir: Path, task: Task, doc: str) -> None:
     for name, df in result.tables().items():
         df.to_parquet(tmp / f"{name}.parquet", index=False)
     info = {"point": task.point, "replication": task.replication, "seed": task.seed,
-            "params": task.params, "key": task.key, "meta": result.meta}
+            "params": task.params, "key": task.key, "meta": result.meta, "sha256": digests(tmp)}
     (tmp / "run.json").write_text(json.dumps(info, sort_keys=True, default=str))
     for p in tmp.iterdir():  # make the files durable before the rename publishes them
         with open(p, "rb") as fh:
@@ -419,10 +433,14 @@ def sweep(
     runs_dir = out / "runs"
     runs_dir.mkdir(parents=True, exist_ok=True)
     tasks = exp.tasks()
-    done = _finished_keys(runs_dir)
+    done = _finished_keys(runs_dir, verify=True)
     todo = [t for t in tasks if t.key not in done]
     manifest_path = out / "manifest.json"
-    previous = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
+    try:
+        previous = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
+    except ValueError:  # written atomically, but damaged since: the sessions before are forgotten
+        print(f"note: {manifest_path} is not valid JSON; it is written anew", file=sys.stderr)
+        previous = {}
     manifest: dict[str, Any] = {
         "scenario": exp.base,
         "scenario_toml": exp.text,
@@ -436,7 +454,7 @@ def sweep(
         "started": previous.get("started", _now()),
         "sessions": previous.get("sessions", []) + [{"started": _now(), "skipped": len(tasks) - len(todo)}],
         "ended": None,
-        "engine": scheduler or f"local:{jobs or os.cpu_count() or 1}",
+        "engine": scheduler or f"local:{usable_jobs(jobs)[0]}",
     }
     write_json_atomic(manifest, manifest_path)
 
@@ -450,19 +468,23 @@ def sweep(
         else:
             print(f"run failed: params {task.params} seed {task.seed}: {message}", file=sys.stderr)
 
-    with Progress(len(tasks), done=len(tasks) - len(todo), enabled=progress, label="sweep") as bar:
-        for task, doc, error in _execute_all(todo, jobs, scheduler):
-            if error is not None:
-                failed(task, error)
-            else:
-                assert doc is not None
-                try:
-                    _store_run(runs_dir, task, doc)
-                except OSError:  # the results directory cannot be written: stop; finished runs stay
-                    raise
-                except Exception as e:  # a malformed result document is a failed run
-                    failed(task, f"{type(e).__name__}: {e}")
-            bar.advance()
+    try:
+        with Progress(len(tasks), done=len(tasks) - len(todo), enabled=progress, label="sweep") as bar:
+            for task, doc, error in _execute_all(todo, jobs, scheduler):
+                if error is not None:
+                    failed(task, error)
+                else:
+                    assert doc is not None
+                    try:
+                        _store_run(runs_dir, task, doc)
+                    except OSError:  # the results directory cannot be written: stop; finished runs stay
+                        raise
+                    except Exception as e:  # a malformed result document is a failed run
+                        failed(task, f"{type(e).__name__}: {e}")
+                bar.advance()
+    except KeyboardInterrupt:  # Ctrl-C: every finished run is on disk; the next session resumes
+        kept = len(_finished_keys(runs_dir) & {t.key for t in tasks})
+        raise Interrupted(kept, len(tasks)) from None
 
     tables = collect(out, tasks)
     for name, df in tables.items():
