@@ -3,7 +3,7 @@
 //! and as this thread's CPU time (steadier than wall time on a shared machine),
 //! events per CPU-second of the run, peak RSS and the trace digest. The run is
 //! watched as the Python binding watches it (`Simulation::run_watched`, the clock
-//! read every `WATCH_EVERY` events and compared with a 100 ms period), so the figures
+//! read between slices of about `WATCH_EVERY` events and compared with a 100 ms period), so the figures
 //! include what makes a run interruptible.
 use std::time::Instant;
 

@@ -24,7 +24,7 @@ pub fn run_json(scenario_json: &str, seed: u64) -> Result<String, String> {
     run_json_watched(scenario_json, seed, |_, _| true).map(|r| r.expect("never stopped"))
 }
 
-/// `run_json` with a watcher: `watch(now, end)` is called every `sim::WATCH_EVERY`
+/// `run_json` with a watcher: `watch(now, end)` is called about every `sim::WATCH_EVERY`
 /// events with the simulated time and the latest end of the run; when it returns
 /// false the run stops and the result is `Ok(None)` (see `Simulation::run_watched`).
 pub fn run_json_watched(

@@ -2,9 +2,9 @@
 //!
 //! `Simulation::problems` (the core of `tcplab check`, through `validate_json`) reports
 //! every problem of a scenario at once, with the same messages `Simulation::new`
-//! (`tcplab run`) joins, one per line. `Simulation::run_watched` calls its watcher every
-//! `WATCH_EVERY` events, stops when it says so, and otherwise gives the results of
-//! `run` bit for bit.
+//! (`tcplab run`) joins, one per line. `Simulation::run_watched` calls its watcher
+//! between slices of simulated time of about `WATCH_EVERY` events, stops when it says
+//! so, and otherwise gives the results of `run` bit for bit.
 
 mod common;
 use common::*;
@@ -110,10 +110,12 @@ fn a_watched_run_gives_the_results_of_run_bit_for_bit() {
     assert_eq!(watched.meta.digest, plain.meta.digest);
     assert_eq!(watched.meta.events, plain.meta.events);
     assert_eq!(watched.flows.goodput_bps, plain.flows.goodput_bps);
-    // Once per WATCH_EVERY events, with the simulated time going forward.
-    assert_eq!(calls.len() as u64, plain.meta.events / WATCH_EVERY as u64);
-    assert!(calls.len() >= 2, "{} events", plain.meta.events);
-    assert!(calls.windows(2).all(|w| w[0] <= w[1]));
+    // About once per WATCH_EVERY events (the slices adapt to the event rate), with the
+    // simulated time going forward.
+    let per_call = plain.meta.events as f64 / calls.len() as f64;
+    assert!(calls.len() >= 2, "{} events, {} calls", plain.meta.events, calls.len());
+    assert!(per_call > WATCH_EVERY as f64 / 8.0 && per_call < WATCH_EVERY as f64 * 4.0, "{per_call} events per call");
+    assert!(calls.windows(2).all(|w| w[0] < w[1]));
 }
 
 #[test]
@@ -128,4 +130,25 @@ fn a_watcher_stops_the_run_at_its_next_call() {
     assert!(stopped.is_none());
     assert_eq!(seen.len(), 2);
     assert!(seen[1].as_secs_f64() < 8.0, "stopped before the end: {seen:?}");
+}
+
+#[test]
+fn a_quiet_stretch_does_not_stretch_the_slices_over_the_busy_one_after_it() {
+    // 100 s with one short transfer, then 50 bulk flows at 1 Gbit/s: a slice sized by
+    // the quiet stretch would cover the busy one whole, and Ctrl-C would wait for it.
+    let mut flows = vec![tcp_flow("s0", "d0", Some(10_000), json!({}))];
+    for i in 0..50 {
+        let mut f = tcp_flow(&format!("s{i}"), &format!("d{i}"), None, json!({}));
+        f["start"] = json!(100 * S);
+        flows.push(f);
+    }
+    let sc = scenario(dumbbell(50, 1_000_000_000, 10, 1000, 1), flows, json!({"duration": 102 * S}));
+    let mut busy_calls = 0u64;
+    let r = Simulation::new(&sc, 1).unwrap().run_watched(|now| {
+        busy_calls += u64::from(now.as_secs_f64() > 100.0);
+        true
+    });
+    let events = r.unwrap().meta.events;
+    assert!(events > 20 * u64::from(WATCH_EVERY), "{events} events");
+    assert!(busy_calls >= events / (4 * u64::from(WATCH_EVERY)), "{busy_calls} calls in the busy stretch, {events} events");
 }

@@ -59,7 +59,8 @@ fn run(py: Python<'_>, scenario_json: &str, seed: u64, progress: Option<Py<PyAny
 
 /// A run's look back at Python (see `run`): at most every `POLL` of wall time, with
 /// the GIL taken back briefly, pending signals and then the progress callback. The
-/// clock is read once per `tcplab_core::sim::WATCH_EVERY` events only.
+/// clock is read between slices of the run (about `tcplab_core::sim::WATCH_EVERY` events
+/// each), never per event.
 struct PythonWatch {
     last: Instant,
     progress: Option<Py<PyAny>>,

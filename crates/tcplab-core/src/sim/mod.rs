@@ -111,8 +111,8 @@ enum Flow {
     Udp(Box<UdpFlow>),
 }
 
-/// Events between two calls of a run's watcher (`Simulation::run_watched`): a
-/// few milliseconds of wall time at the event rates of `tcplab bench`.
+/// Events between two calls of a run's watcher (`Simulation::run_watched`), on
+/// average: a few milliseconds of wall time at the event rates of `tcplab bench`.
 pub const WATCH_EVERY: u32 = 1 << 14;
 
 /// How a stretch of the event loop ended.
@@ -565,13 +565,18 @@ impl Simulation {
         self.end
     }
 
-    /// Runs to the end like `run`, calling `watch(now)` after every `WATCH_EVERY`
+    /// Runs to the end like `run`, calling `watch(now)` about every `WATCH_EVERY`
     /// events with the simulated time; stops and returns `None` as soon as `watch`
     /// returns false (an interrupt), `Some(results)` otherwise. The watcher sees the
     /// run, it cannot change it: the results are those of `run`, bit for bit.
     ///
-    /// The event loop only counts events down for it (one decrement and a branch per
-    /// event); what the watcher does between calls, e.g. reading the clock and
+    /// The event loop pays nothing per event for it: the run goes in slices of
+    /// simulated time, each the existing `pop_before` bound of the loop, and the
+    /// watcher is called between slices. A slice doubles while it holds fewer than
+    /// `WATCH_EVERY / 2` events and shrinks in proportion when it held more than
+    /// `2 * WATCH_EVERY`; a stretch without events is skipped. Events keep their
+    /// order: every event before a slice's end is handled before any after it, as in
+    /// one pass. What the watcher does, e.g. reading the clock and
     /// checking for Ctrl-C every 100 ms of wall time (`crates/tcplab-py`), is its own.
     ///
     /// Example:
@@ -584,41 +589,64 @@ impl Simulation {
     /// assert!(stopped.is_none() && calls > 0);
     /// ```
     pub fn run_watched(mut self, mut watch: impl FnMut(SimTime) -> bool) -> Option<RunResult> {
-        let mut countdown = WATCH_EVERY;
+        let mut slice = SimDuration(1_000_000); // 1 ms to start with; adapts to the event rate
         // Events at the warm-up instant itself belong to the window.
         if self.window_start > SimTime::ZERO {
-            match self.run_before(self.window_start, &mut countdown, &mut watch) {
+            match self.run_sliced(self.window_start, &mut slice, &mut watch) {
                 Progress::Over => return Some(self.finish()),
                 Progress::Stopped => return None,
                 Progress::Reached => {}
             }
             self.open_window();
         }
-        match self.run_before(SimTime(self.end.0.saturating_add(1)), &mut countdown, &mut watch) {
+        match self.run_sliced(SimTime(self.end.0.saturating_add(1)), &mut slice, &mut watch) {
             Progress::Stopped => None,
             Progress::Over | Progress::Reached => Some(self.finish()),
         }
     }
 
-    /// Processes the events before `limit`, calling `watch` whenever `countdown`
-    /// reaches zero (then restarting it at `WATCH_EVERY`).
-    #[inline(always)]
-    fn run_before(&mut self, limit: SimTime, countdown: &mut u32, watch: &mut impl FnMut(SimTime) -> bool) -> Progress {
+    /// Processes the events before `limit` in slices of simulated time, calling
+    /// `watch` with the end of each slice but the last. A stretch without events is
+    /// skipped (the next slice starts at the next event), so slices follow how dense
+    /// the events are, not idle time; one that held too many shrinks in proportion.
+    fn run_sliced(&mut self, limit: SimTime, slice: &mut SimDuration, watch: &mut impl FnMut(SimTime) -> bool) -> Progress {
+        loop {
+            let from = match self.sched.peek_time() {
+                Some(next) if next < limit => next,
+                _ => return Progress::Reached, // nothing due before the limit
+            };
+            let to = SimTime(from.0.saturating_add(slice.0).min(limit.0));
+            let before = self.sched.events();
+            if !self.run_before(to) {
+                return Progress::Over;
+            }
+            if to >= limit {
+                return Progress::Reached;
+            }
+            let events = self.sched.events() - before;
+            let target = u64::from(WATCH_EVERY);
+            if events < target / 2 {
+                slice.0 = slice.0.saturating_mul(2);
+            } else if events > 2 * target {
+                slice.0 = ((u128::from(slice.0) * u128::from(target) / u128::from(events)) as u64).max(1);
+            }
+            if !watch(to) {
+                return Progress::Stopped;
+            }
+        }
+    }
+
+    /// Processes the events before `limit`; false if the run is over (every finite
+    /// flow completed and nothing else keeps it going).
+    fn run_before(&mut self, limit: SimTime) -> bool {
         while let Some((now, ev)) = self.sched.pop_before(limit) {
             self.prefetch_next();
             self.handle(now, ev);
             if self.stop_when_done && self.unfinished == 0 && self.apps.done() {
-                return Progress::Over;
-            }
-            *countdown -= 1;
-            if *countdown == 0 {
-                *countdown = WATCH_EVERY;
-                if !watch(now) {
-                    return Progress::Stopped;
-                }
+                return false;
             }
         }
-        Progress::Reached
+        true
     }
 
     /// Asks the CPU to start loading the state the next event will touch (its link or
