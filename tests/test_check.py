@@ -78,6 +78,14 @@ REFUSED = [
                                          'queue = { kind = "fq_codel", target = "200ms", interval = "100ms" }')
      + '[[flows]]\nbytes = "10kB"\n',
      [('target = "200ms"', "topology.bottleneck.queue.target", "must not exceed interval (100ms); got '200ms'")]),
+    ("inline-links-over-lines", GRAPH.split("[[topology.links]]")[0].replace('nodes = ["a", "b", "c"]', (
+        'nodes = ["a", "b", "c"]\nlinks = [\n'
+        '  { name = "ab", from = "a", to = "b", rate = "10Mbps", delay = "1ms" },\n'
+        '  { name = "ba", from = "b", to = "a", rate = "10Mbps", delay = "1ms" },\n'
+        '  { name = "bc", from = "b", to = "c", rate = "10Mbps", delay = "1ms", queue = { kind = "codel", '
+        'target = "1s" } },\n'
+        '  { name = "cb", from = "c", to = "b", rate = "10Mbps", delay = "1ms" },  # back\n]')) + '[[flows]]\nsrc = "a"\ndst = "c"\n',
+     [('target = "1s"', "topology.links[2].queue.target", "must not exceed interval (100ms); got '1s'")]),
     ("every-problem-at-once", DUMBBELL + '[cc]\nname = "cubic"\nparams = { beta = 7 }\n'
      '[[flows]]\nbytes = "10kB"\ncc = { name = "bbr", params = { cycle_start = 9 } }\n'
      '[[flows]]\nbytes = "10kB"\ncc = { name = "scalable", params = { md = 2 } }\n[[flows]]\nbytes = "10kB"\n',

@@ -132,10 +132,17 @@ def _split_key(dotted: str) -> list[str]:
 class TomlLocator:
     """Maps dotted field paths to the source lines that set them (see module doc).
 
+    An array of inline tables written over several lines (``links = [`` then one
+    ``{ name = ... }`` per line) maps each element (``links[2]``) and its keys to the
+    element's line.
+
     Example:
         >>> loc = TomlLocator('[tcp]\\niw = 0\\n[[flows]]\\nsrc = "s0"\\n[[flows]]\\ntcp = { iw = 3 }\\n')
         >>> loc.line("tcp.iw"), loc.line("flows[1].tcp.iw"), loc.line("flows[1].bytes")
         (2, 6, 5)
+        >>> loc = TomlLocator('links = [\\n  { name = "a" },\\n  { name = "b", rate = "1Mbps" },  # b\\n]\\nx = 1\\n')
+        >>> loc.line("links[0].name"), loc.line("links[1].rate"), loc.line("links[1]"), loc.line("x")
+        (2, 3, 3, 5)
     """
 
     def __init__(self, text: str) -> None:
@@ -143,11 +150,17 @@ class TomlLocator:
         arrays: dict[str, int] = {}
         prefix = ""
         in_multiline: str | None = None
+        in_array: _InlineArray | None = None
         for n, raw in enumerate(text.splitlines(), 1):
             line = raw.strip()
             if in_multiline is not None:
                 if line.count(in_multiline) % 2 == 1:
                     in_multiline = None
+                continue
+            if in_array is not None:
+                in_array.feed(line, n, self.paths)
+                if in_array.closed:
+                    in_array = None
                 continue
             if not line or line.startswith("#"):
                 continue
@@ -178,6 +191,10 @@ class TomlLocator:
                 if rest.lstrip().startswith("{"):
                     for km in _RE_INLINE_KEY.finditer(rest):
                         self.paths.setdefault(_join(full, km.group(1)), n)
+                elif rest.lstrip().startswith("[") and in_multiline is None:
+                    array = _InlineArray(full)
+                    array.feed(rest.lstrip()[1:], n, self.paths)
+                    in_array = None if array.closed else array
 
     def _resolve(self, parts: list[str], arrays: dict[str, int]) -> str:
         p = ""
@@ -201,6 +218,40 @@ class TomlLocator:
                 break
             p = p.rsplit(".", 1)[0]
         return None
+
+
+_RE_STRING = re.compile(r'"(?:[^"\\]|\\.)*"|\'[^\']*\'')
+
+
+class _InlineArray:
+    """An array value read line by line: which element each ``{`` opens, and where the
+    array closes (strings and comments skipped)."""
+
+    def __init__(self, path: str) -> None:
+        self.path, self.element, self.depth, self.braces, self.closed = path, -1, 1, 0, False
+
+    def feed(self, text: str, n: int, paths: dict[str, int]) -> None:
+        code = _RE_STRING.sub('""', text).split("#", 1)[0]
+        start = 0
+        for i, ch in enumerate(code):
+            if ch == "{":
+                if self.braces == 0 and self.depth == 1:
+                    self.element += 1
+                    paths.setdefault(f"{self.path}[{self.element}]", n)
+                    start = i
+                self.braces += 1
+            elif ch == "}":
+                self.braces -= 1
+                if self.braces == 0 and self.depth == 1:
+                    for km in _RE_INLINE_KEY.finditer(code[start:i]):
+                        paths.setdefault(_join(f"{self.path}[{self.element}]", km.group(1)), n)
+            elif ch == "[" and self.braces == 0:
+                self.depth += 1
+            elif ch == "]" and self.braces == 0:
+                self.depth -= 1
+                if self.depth == 0:
+                    self.closed = True
+                    return
 
 
 def _join(prefix: str, part: str) -> str:
