@@ -169,8 +169,10 @@ def build_parser() -> argparse.ArgumentParser:
                          "--out/<study>/emulate (real Linux TCP, real time, needs root)")
 
     c = sub.add_parser("check", help="validate a scenario or experiment file without running it",
-                       description="Validate SCENARIO.toml (or an experiment file with [sweep]) and, with "
-                                   "--json, print the resolved scenario as the core receives it.")
+                       description="Validate SCENARIO.toml (or an experiment file with [sweep]) exactly as `run` "
+                                   "(or `sweep`) does, the simulator's own checks included, and report every "
+                                   "problem at once, one line each with its file line (exit 2); with --json, print "
+                                   "the resolved scenario as the core receives it.")
     c.add_argument("file", metavar="FILE.toml", help="scenario or experiment file")
     c.add_argument("--json", action="store_true", help="print the resolved core JSON (default: just 'ok')")
     c.add_argument("--seed", type=_seed, default=0, metavar="N", help="seed used to resolve start jitter (default: 0)")
