@@ -347,7 +347,15 @@ STUDIES: dict[str, Study] = {
             StudyParam("without_short", str, "true", "with 10 long-lived flows, also run Reno and every protocol "
                                                      "alone without the short-lived flows (true/false)"),
             StudyParam("seed", int, 1, "master seed: replication r runs with core seed seed + r"),
-            StudyParam("short", int, 100, "short-lived flows per run"),
+            StudyParam("short", int, 100, "short-lived flows (sessions) per run"),
+            StudyParam("rtt", str, "equal_per_hop,common_excess",
+                       "RTT readings to run (comma-separated): equal_per_hop (130 ms mean for every hop count), "
+                       "common_excess (one excess law, so the RTT grows with the hop count)"),
+            StudyParam("workload", str, "sessions", "sessions (each source fetches objects for the whole run) or "
+                                                    "files (count files in one Poisson stream)"),
+            StudyParam("delay", str, "link", "link (15 ms is the backbone link delay) or buffer (15 ms is the "
+                                             "buffer's depth; backbone delay 1 ms)"),
+            StudyParam("duration", int, 900, "run length with sessions, s"),
         ],
         runner=_runner("highspeed"),
         citation="H. Shimonishi, T. Murase and M. Sanadidi, Assessing Interactions among Legacy and High-Speed "
