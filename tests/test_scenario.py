@@ -243,12 +243,12 @@ def test_round_trip_property(rate: int, delay: int, iw, limit, count: int, nbyte
     sc = Scenario(
         topology=Dumbbell(
             pairs=2,
-            bottleneck=Link(rate=rate, delay=delay, queue=DropTail(limit=limit)),
-            sender_access=Access(rate="1Gbps", delay=[delay, 0]),
+            bottleneck=Link(rate=f"{rate}bps", delay=f"{delay}ns", queue=DropTail(limit=limit)),
+            sender_access=Access(rate="1Gbps", delay=[f"{delay}ns", "0s"]),
             receiver_access=Access(rate="1Gbps", delay="0s"),
         ),
         tcp=TcpOptions(iw=iw),
-        flows=[TcpFlow(count=count, bytes=nbytes)],
+        flows=[TcpFlow(count=count, bytes=f"{nbytes}B")],
     )
     assert Scenario.from_toml(sc.to_toml()) == sc
 
@@ -337,32 +337,34 @@ queues = st.one_of(
               count_in_service=st.booleans()),
     st.builds(DropTail, limit=st.tuples(st.just("bytes"), st.integers(1, 10**7)),
               semantics=st.sampled_from([None, "byte_strict", "byte_loose"])),
-    st.builds(Red, limit=st.tuples(st.just("packets"), st.integers(1, 500)), q_weight=st.floats(0, 1),
-              min_th=st.just(3.0), max_th=st.floats(4, 100), max_p=st.floats(0, 1), gentle=st.booleans(),
-              mean_pktsize=st.integers(1, 9000)),
+    st.builds(Red, limit=st.tuples(st.just("packets"), st.integers(1, 500)), q_weight=st.floats(0, 1, exclude_min=True),
+              min_th=st.just(3.0), max_th=st.floats(4, 100), max_p=st.floats(0, 1, exclude_min=True), gentle=st.booleans(),
+              mean_pktsize=st.integers(1, 9000).map(lambda n: f"{n}B")),
 )
 errors = st.one_of(
     st.none(),
     st.builds(Bernoulli, per=st.floats(0, 1)),
     st.builds(Markov, form=st.just("preset"), name=st.sampled_from(["low", "medium", "high", "vhigh", "huge"])),
-    st.builds(Markov, form=st.just("sojourn"), mean_good=st.integers(1, 10**10), mean_bad=st.integers(1, 10**9),
+    st.builds(Markov, form=st.just("sojourn"), mean_good=st.integers(1, 10**10).map(lambda n: f"{n}ns"),
+              mean_bad=st.integers(1, 10**9).map(lambda n: f"{n}ns"),
               loss_bad=st.floats(0, 1)),
 )
-graph_links = st.lists(st.tuples(st.integers(1, 10**10), st.integers(0, 10**9), queues, errors), min_size=2, max_size=2)
+graph_links = st.lists(st.tuples(st.integers(1, 10**10).map(lambda n: f"{n}bps"), st.integers(0, 10**9).map(lambda n: f"{n}ns"),
+                                  queues, errors), min_size=2, max_size=2)
 
 
 @settings(max_examples=80, deadline=None)
 @given(
     links=graph_links,
-    udp_mean=st.integers(1, 10**9),
-    sigma=st.integers(0, 10**7),
-    size=st.integers(1, 65535),
+    udp_mean=st.integers(1, 10**9).map(lambda n: f"{n}ns"),
+    sigma=st.integers(0, 10**7).map(lambda n: f"{n}ns"),
+    size=st.integers(1, 65535).map(lambda n: f"{n}B"),
     cc=st.sampled_from(["reno", "cubic", "bbr"]),
     record=st.builds(Record, cwnd=st.booleans(), drops=st.booleans(), queue=st.sampled_from([[], ["*"], ["ab"]]),
-                     busy_sample_interval=st.one_of(st.none(), st.integers(1, 10**10))),
-    duration=st.one_of(st.none(), st.integers(1, 10**12)),
+                     busy_sample_interval=st.one_of(st.none(), st.integers(1, 10**10).map(lambda n: f"{n}ns"))),
+    duration=st.one_of(st.none(), st.integers(1, 10**12).map(lambda n: f"{n}ns")),
 )
-def test_round_trip_property_every_table_kind(links, udp_mean: int, sigma: int, size: int, cc: str, record, duration) -> None:
+def test_round_trip_property_every_table_kind(links, udp_mean: str, sigma: str, size: str, cc: str, record, duration) -> None:
     """Model -> TOML -> model is the identity, for graphs, RED, Markov, UDP flows and [record]."""
     (r1, d1, q1, e1), (r2, d2, q2, e2) = links
     sc = Scenario(

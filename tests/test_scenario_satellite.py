@@ -167,7 +167,7 @@ def test_group_names_in_the_map_expand_to_flows() -> None:
 def test_python_builders_check_the_same_rules() -> None:
     assert Dama(mode="vbdc").to_core()["mode"] == "vbdc"
     with pytest.raises(ScenarioError, match="applies to mode 'cra' only"):
-        Dama(mode="rbdc", cra_rate=64_000)
+        Dama(mode="rbdc", cra_rate="64kbps")
     with pytest.raises(ScenarioError, match="needs arq = true"):
         SlacpChannel(name="x", arq=False)
     with pytest.raises(ScenarioError, match="unknown channel"):

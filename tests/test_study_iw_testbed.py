@@ -2,6 +2,7 @@
 claims on synthetic runs with known truth (one test per defect the claim forms fixed),
 and a tiny end-to-end run through the CLI (figures, report, findings.json, ledger ids)."""
 
+import copy
 import doctest
 import importlib
 import json
@@ -42,6 +43,66 @@ def test_configure_sets_the_grid_by_path_and_the_files_are_the_seeds_testbed() -
         assert sum(f["arrivals"]["load"] for f in rpc) == pytest.approx(T.LINKS[link].loads[1])
         assert [f["group"] for f in core["flows"] if f["kind"] == "tcp"] == ["bg", "bg"]
         assert core["duration"] == 35_000_000_000
+
+
+def test_the_background_flows_keep_iw10_while_the_profile_starts_with_rfc_3390() -> None:
+    # The linux-2.6 profile starts as the seed's 2.6 kernels did (RFC 3390's 3 segments at MSS 1448, a 3 s
+    # initial RTO); the files give the long-lived flows IW10 in every variant (the study's documented choice),
+    # and the transactions' IW comes from iw_mix. Exact: resolved integers.
+    for link in T.LINKS:
+        for iw, mix in T.IW_VARIANTS.items():
+            core = Scenario.from_dict(T.configure(T.base_scenario(link), iw, 1, T.LINKS[link].loads[0], True, True,
+                                                  10, 20, 5)).to_core()
+            rpc = [f["tcp"] for f in core["flows"] if f["kind"] == "rpc"]
+            bg = [f["tcp"] for f in core["flows"] if f["kind"] == "tcp"]
+            assert [t["iw"] for t in rpc] == [mix[i % len(mix)] for i in range(4)], (link, iw)
+            assert [t["iw"] for t in bg] == [10, 10], (link, iw)
+            assert all(t["initial_rto"] == 3_000_000_000 for t in rpc + bg)
+    # Without the files' overrides the profile's own start-up applies: RFC 3390's window (4380 B, 3 whole
+    # segments of 1448 B) and 3 s.
+    plain = _without_start_up(T.base_scenario("64k"))
+    bg = [_resolved(f) for f in Scenario.from_dict(plain).to_core()["flows"] if f["kind"] == "tcp"]
+    assert [(t["iw"], t["mss"], t["initial_rto"]) for t in bg] == [("rfc3390", 1448, 3_000_000_000)] * 2
+
+
+def _resolved(flow: dict[str, Any]) -> dict[str, Any]:
+    """A core flow's full TCP configuration (its profile with its overrides), as the core resolves it."""
+    cfg: dict[str, Any] = json.loads(_core.resolve_tcp(json.dumps(flow["tcp"], sort_keys=True)))
+    return cfg
+
+
+def _without_start_up(doc: dict[str, Any]) -> dict[str, Any]:
+    """A copy of a testbed document without its initial RTO and the long-lived flows' IW10."""
+    d = copy.deepcopy(doc)
+    del d["tcp"]["initial_rto"]
+    for f in d["flows"]:
+        if f.get("group") == "bg":
+            f.pop("tcp", None)
+    return d
+
+
+def test_host_document_replaces_the_2_6_kernels_3s_initial_rto_set_or_not() -> None:
+    from tcplab.studies.iw_testbed.emulate import host_document
+
+    # The study's documents state 3 s; the host's kernel starts with 1 s and the change is reported.
+    seed_doc = T.configure(T.base_scenario("20m"), "iw3", 1, 0.96, True, True, 5, 20, 5)
+    host, changes = host_document(seed_doc, "6.18.4")
+    assert host["tcp"]["profile"] == "linux" and host["tcp"]["initial_rto"] == "1s"
+    assert any(c.startswith("tcp.initial_rto 3s -> 1s") for c in changes)
+    assert {_resolved(f)["initial_rto"] for f in Scenario.from_dict(host).to_core()["flows"]} == {1_000_000_000}
+    # A linux-2.6 document that leaves the initial RTO to the profile has the profile's 3 s, not 1 s: the
+    # replacement is reported too (read before host_profile rewrites the profile to linux).
+    bare = _without_start_up(T.base_scenario("20m"))
+    assert {_resolved(f)["initial_rto"] for f in Scenario.from_dict(bare).to_core()["flows"]} == {3_000_000_000}
+    host, changes = host_document(bare, "6.9.0")  # 6.9 still has the FIN exception the files ask for
+    assert host["tcp"]["profile"] == "linux" and host["tcp"]["initial_rto"] == "1s"
+    assert [c.split(":")[0] for c in changes] == ["tcp.profile linux-2.6 -> linux", "tcp.initial_rto 3s -> 1s"]
+    assert "3 s -> 1 s initial RTO" in changes[0] and "IW10" in changes[0]
+    assert {_resolved(f)["initial_rto"] for f in Scenario.from_dict(host).to_core()["flows"]} == {1_000_000_000}
+    # A linux document already starts with the kernel's 1 s: nothing to replace.
+    linux = copy.deepcopy(bare)
+    linux["tcp"]["profile"] = "linux"
+    assert host_document(linux, "6.9.0")[1] == []
 
 
 def test_arrivals_are_common_random_numbers_across_iw_and_sack() -> None:

@@ -143,19 +143,49 @@ replications = 2
 """
 
 
-def test_a_failing_run_is_reported_with_its_parameters_and_seed_and_the_rest_continue(tmp_path: Path) -> None:
-    # Node c is isolated: the core rejects the dst = "c" point at run time ("no
-    # route"), a real failure; the dst = "r" runs must still complete and be written.
+def test_a_failing_run_is_reported_with_its_parameters_and_seed_and_the_rest_continue(tmp_path: Path,
+                                                                                     monkeypatch, capsys) -> None:
+    # Every value the core refuses is refused before the sweep starts (see the next
+    # test), so a run that fails is one that breaks while it runs: here, at dst = "c".
+    import tcplab.sweeps as sweeps
+
+    real = sweeps.execute
+
+    def breaks_at_c(core_json: str, seed: int) -> str:
+        if json.loads(core_json)["flows"][0]["dst"] == "c":
+            raise RuntimeError("the run broke")
+        return real(core_json, seed)
+
+    monkeypatch.setattr(sweeps, "execute", breaks_at_c)
+    exp = Experiment.from_toml(NO_ROUTE_EXPERIMENT.replace('nodes = ["a", "r", "c"]', 'nodes = ["a", "r", "c"]\n'
+                               '[[topology.links]]\nname = "r_c"\nfrom = "r"\nto = "c"\nrate = "10Mbps"\ndelay = "2ms"\n'
+                               '[[topology.links]]\nname = "c_r"\nfrom = "c"\nto = "r"\nrate = "10Mbps"\ndelay = "2ms"'))
+    out = tmp_path / "out"
+    result = sweep(exp, out, jobs=1, progress=False)
+    assert "the run broke" in capsys.readouterr().err
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert len(result.failures) == len(manifest["failures"]) == 2
+    for f in manifest["failures"]:
+        assert f["params"] == {"flows[0].dst": "c"} and f["seed"] in (0, 1) and "the run broke" in f["error"]
+    flows = pd.read_parquet(out / "flows.parquet")
+    assert sorted(flows["seed"]) == [0, 1] and set(flows["flows[0].dst"]) == {"r"}
+
+
+@pytest.mark.timeout(60)
+def test_a_grid_point_the_core_refuses_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    # Node c is isolated: no route at the dst = "c" point. The core's own check finds it
+    # up front and names the [sweep] line that set the value; nothing is written.
     exp_file = tmp_path / "exp.toml"
     exp_file.write_text(NO_ROUTE_EXPERIMENT)
     out = tmp_path / "out"
     proc = subprocess.run([sys.executable, "-m", "tcplab.cli", "sweep", str(exp_file), "--jobs", "1", "--out", str(out)],
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 1, proc.stderr
-    assert "no route" in proc.stdout + proc.stderr
-    manifest = json.loads((out / "manifest.json").read_text())
-    assert len(manifest["failures"]) == 2
-    for f in manifest["failures"]:
-        assert f["params"] == {"flows[0].dst": "c"} and f["seed"] in (0, 1) and "no route" in f["error"]
-    flows = pd.read_parquet(out / "flows.parquet")
-    assert sorted(flows["seed"]) == [0, 1] and set(flows["flows[0].dst"]) == {"r"}
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and proc.stdout == ""
+    line = NO_ROUTE_EXPERIMENT.splitlines().index('"flows[0].dst" = ["r", "c"]') + 1
+    assert proc.stderr.splitlines() == [
+        f"error: {exp_file}:{line}: flows[0].dst: no route between 'a' and 'c' (value from [sweep] 'flows[0].dst', "
+        "grid point {'flows[0].dst': 'c'})"]
+    assert not out.exists()
+    check = subprocess.run([sys.executable, "-m", "tcplab.cli", "check", str(exp_file)], capture_output=True, text=True,
+                           timeout=60)
+    assert (check.returncode, check.stderr) == (2, proc.stderr)

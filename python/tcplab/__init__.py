@@ -35,12 +35,16 @@ _LAZY = {
     "Scenario": "tcplab.scenario",
     "ScenarioError": "tcplab.scenario",
     "load": "tcplab.scenario",
+    # Every builder of a scenario table (tcplab.scenario.__all__ lists the same).
     **{name: "tcplab.scenario" for name in (
-        "Dumbbell", "Graph", "GraphLink", "Link", "Access", "DropTail", "Red", "Bernoulli", "Markov",
-        "TcpOptions", "CcOptions", "TcpFlow", "UdpFlow", "Interval", "Record",
+        "Dumbbell", "Graph", "GraphLink", "ParkingLot", "LotHost", "Link", "Access",
+        "DropTail", "Red", "Codel", "FqCodel", "Pie", "Bernoulli", "Markov", "Dama", "Slacp", "SlacpChannel",
+        "TcpOptions", "CcOptions", "TcpFlow", "UdpFlow", "RpcFlow", "Interval", "SizeDist", "Arrivals",
+        "Workload", "FlowClass", "Record",
     )},
     "RunResult": "tcplab.results",
     "run": "tcplab.runner",
+    "ScenarioWarning": "tcplab.runner",
     "sweep": "tcplab.sweeps",
     "emulate": "tcplab.emulation",
     "fidelity": "tcplab.fidelity",

@@ -3,9 +3,10 @@
 Exit codes: 0 ok; 1 a run failed, or writing its results failed (an OS error such as
 permission denied or a full disk, reported in one line with the path and the reason);
 2 bad input (an invalid scenario, experiment or option, or an output directory that
-cannot be created or written). Input and output directories are checked completely
-before anything runs or is written, so bad input leaves no partial output; sweeps and
-studies keep every finished run and resume when re-run.
+cannot be created or written); 130 interrupted (Ctrl-C). Input and output directories
+are checked completely before anything runs or is written, so bad input leaves no
+partial output; sweeps and studies keep every finished run and resume when re-run, and
+Ctrl-C says so in one line ("interrupted: N of M runs kept; re-run to resume").
 
 Example:
     >>> main(["list", "--json"]) == 0  # doctest: +ELLIPSIS
@@ -18,14 +19,16 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import signal
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 from typing import Any, Sequence
 
 from tcplab import __version__, registry, units
-from tcplab.runner import TRACES, CoreRunError, core_has_run, run as run_scenario
-from tcplab.executor import check_scheduler
+from tcplab.runner import TRACES, CoreRunError, ScenarioWarning, core_has_run, run as run_scenario
+from tcplab.executor import Interrupted, RunProgress, check_scheduler, usable_jobs
 from tcplab.outputs import OutputError, check_output_dir, describe_os_error
 from tcplab.scenario import Scenario, ScenarioError, load
 from tcplab.scenario.reference import _fmt_default
@@ -33,6 +36,8 @@ from tcplab.scenario.reference import _fmt_default
 __all__ = ["main", "build_parser"]
 
 EXIT_OK, EXIT_RUN_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+#: Ctrl-C (SIGINT): 128 + 2, as a shell reports a command that SIGINT stopped.
+EXIT_INTERRUPTED = 128 + signal.SIGINT
 
 
 class _Parser(argparse.ArgumentParser):
@@ -45,7 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="tcplab",
         description="tcplab: TCP congestion-control experiments on a deterministic packet-level simulator.",
-        epilog="Exit codes: 0 ok, 1 a run failed, 2 bad input. Scenario reference: docs/scenarios.md.",
+        epilog="Exit codes: 0 ok, 1 a run failed, 2 bad input, 130 interrupted (Ctrl-C). Scenario reference: "
+               "docs/scenarios.md.",
     )
     p.add_argument("--version", action="version", version=f"tcplab {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -62,6 +68,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--trace", type=_traces, default=[], metavar="LIST",
                    help=f"comma-separated time series to record on top of [record]: {','.join(TRACES)} "
                         "(default: none)")
+    r.add_argument("--no-progress", action="store_true",
+                   help="do not show the progress bar (simulated time, time left) that a run longer than 2 s shows "
+                        "on a terminal (default: shown)")
 
     e = sub.add_parser("emulate", help="run one scenario with real Linux TCP through tcplab's own link models",
                        description="Emulate SCENARIO.toml in real time: every host is a network namespace running the "
@@ -160,8 +169,10 @@ def build_parser() -> argparse.ArgumentParser:
                          "--out/<study>/emulate (real Linux TCP, real time, needs root)")
 
     c = sub.add_parser("check", help="validate a scenario or experiment file without running it",
-                       description="Validate SCENARIO.toml (or an experiment file with [sweep]) and, with "
-                                   "--json, print the resolved scenario as the core receives it.")
+                       description="Validate SCENARIO.toml (or an experiment file with [sweep]) exactly as `run` "
+                                   "(or `sweep`) does, the simulator's own checks included, and report every "
+                                   "problem at once, one line each with its file line (exit 2); with --json, print "
+                                   "the resolved scenario as the core receives it.")
     c.add_argument("file", metavar="FILE.toml", help="scenario or experiment file")
     c.add_argument("--json", action="store_true", help="print the resolved core JSON (default: just 'ok')")
     c.add_argument("--seed", type=_seed, default=0, metavar="N", help="seed used to resolve start jitter (default: 0)")
@@ -250,6 +261,12 @@ def _err(message: str) -> None:
     print(f"error: {message}", file=sys.stderr)
 
 
+def _warn_about(sc: Any) -> None:
+    """Prints a scenario's warnings (:meth:`Scenario.warnings`), one line each, on stderr."""
+    for w in sc.warnings():
+        print(f"warning: {w.one_line()}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the CLI; returns the exit code (the console script exits with it)."""
     parser = build_parser()
@@ -261,7 +278,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                "report": _cmd_report, "bench": _cmd_bench, "schema": _cmd_schema}
     try:
         return handler[args.command](args)
-    except (ScenarioError, OutputError) as e:
+    except Interrupted as e:  # Ctrl-C in a sweep or a study: what finished is on disk
+        print(str(e), file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except ScenarioError as e:  # every problem of the file, one line each
+        for problem in e.problems:
+            _err(problem.one_line())
+        return EXIT_BAD_INPUT
+    except OutputError as e:
         _err(str(e))
         return EXIT_BAD_INPUT
     except OSError as e:  # writing results failed after the checks (disk full, permissions, ...)
@@ -277,14 +304,23 @@ def _cmd_schema(args: argparse.Namespace) -> int:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    sc = load(args.scenario)  # validates fully before anything runs or is written
+    sc = load(args.scenario)  # validates fully (as `check` does) before anything runs or is written
+    _warn_about(sc)
     if args.out is not None:
         check_output_dir(args.out)
     if not core_has_run():
         _err("this build of the simulator core has no run() yet; rebuild the extension")
         return EXIT_RUN_FAILED
+    bar = RunProgress(enabled=not args.no_progress, label=Path(args.scenario).name, open_end=sc.duration is None)
     try:
-        result = run_scenario(sc, seed=args.seed, trace=args.trace)
+        with warnings.catch_warnings(), bar:  # the warnings are printed above, with the file's lines
+            warnings.simplefilter("ignore", ScenarioWarning)
+            result = run_scenario(sc, seed=args.seed, trace=args.trace, progress=bar)
+    except KeyboardInterrupt:
+        upto = "up to " if sc.duration is None else ""
+        print(f"interrupted: the run stopped at {bar.now_s:,.3f} s of {upto}{bar.end_s:,.3f} s simulated; nothing "
+              "was written", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except CoreRunError as e:
         _err(f"{args.scenario}: the simulator rejected the scenario: {e}")
         return EXIT_BAD_INPUT
@@ -526,7 +562,8 @@ def _is_na(v: Any) -> bool:
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from tcplab.sweeps import load_experiment, sweep
 
-    exp = load_experiment(args.experiment)  # every grid point validated before anything runs
+    exp = load_experiment(args.experiment)  # every grid point validated (as `check` does) before anything runs
+    _warn_about(exp)
     if not core_has_run():
         _err("this build of the simulator core has no run() yet; rebuild the extension")
         return EXIT_RUN_FAILED
@@ -534,6 +571,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     out = args.out or Path("results") / Path(args.experiment).stem
     check_output_dir(out)
+    _note_jobs(args)
     result = sweep(exp, out, jobs=args.jobs, scheduler=args.scheduler, progress=not args.no_progress)
     total = result.ran + result.skipped
     print(f"{total - len(result.failures)}/{total} runs finished ({result.skipped} resumed); results in {out}")
@@ -541,6 +579,15 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         _err(f"{len(result.failures)} run(s) failed; see {out / 'manifest.json'}")
         return EXIT_RUN_FAILED
     return EXIT_OK
+
+
+def _note_jobs(args: argparse.Namespace) -> None:
+    """Says, in one line, when ``--jobs`` asks for more workers than the machine has cores
+    (they are capped to the cores: :func:`tcplab.executor.usable_jobs`)."""
+    if args.scheduler is None or args.scheduler == "dask:local":
+        _, note = usable_jobs(args.jobs)
+        if note:
+            print(f"note: {note}", file=sys.stderr)
 
 
 def _scheduler_ok(scheduler: str | None) -> bool:
@@ -581,6 +628,7 @@ def _cmd_study_all(args: argparse.Namespace) -> int:
         return EXIT_RUN_FAILED
     out = args.out or Path("results") / "all"
     check_output_dir(out)
+    _note_jobs(args)
     res = suite.run_all(out, preset=args.preset, reps_scale=args.reps_scale, jobs=args.jobs, scheduler=args.scheduler,
                         progress=not args.no_progress, only=args.only, emulate=args.emulate)
     for s in res.findings["studies"]:
@@ -666,6 +714,8 @@ def _cmd_study(args: argparse.Namespace) -> int:
         return EXIT_RUN_FAILED
     out = args.out or Path("results") / study.name
     check_output_dir(out)
+    if not emulate:
+        _note_jobs(args)
     try:
         if emulate:
             result = study.emulate(out, reps=args.reps, links=links, progress=not args.no_progress, **params)
@@ -706,14 +756,16 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
     text = read_text(args.file)
     doc = parse_toml(text, str(args.file))
-    if "sweep" in doc:
+    if "sweep" in doc:  # the validation of `tcplab sweep`
         exp = Experiment.from_toml(text, str(args.file))
+        _warn_about(exp)
         if args.json:
             print(json.dumps([json.loads(t.core_json) for t in exp.tasks()], indent=2))
         else:
-            print(f"ok: {len(exp.grid())} grid points x {exp.replications} replications")
+            print(f"ok: {exp.points()} grid points x {exp.replications} replications")
         return EXIT_OK
-    sc = Scenario.from_toml(text, str(args.file))
+    sc = Scenario.from_toml(text, str(args.file))  # the validation of `tcplab run` (load)
+    _warn_about(sc)
     print(json.dumps(sc.to_core(args.seed), indent=2) if args.json else "ok")
     return EXIT_OK
 

@@ -11,6 +11,16 @@ per block of simulations), so ``--jobs`` and ``--scheduler`` mean the same every
 
 Functions sent to workers must be importable module-level callables.
 
+Ctrl-C: the pool's workers ignore SIGINT (the terminal sends it to every process of the
+job), so this process alone handles it: it stops the workers at once, keeps what
+finished and raises ``KeyboardInterrupt``; callers that can resume turn it into
+:class:`Interrupted` ("interrupted: N of M runs kept; re-run to resume", exit code 130).
+In this process (``jobs = 1``) a run stops within about 100 ms (the core looks at
+Python's signals every 100 ms of wall time, ``tcplab.runner.run_core``).
+
+``jobs`` beyond the machine's cores is capped to them (:func:`usable_jobs`): more
+processes than cores only share them, and each run then takes as much longer.
+
 Example:
     >>> items = [1, 2, 3]
     >>> sorted((i, r) for i, r, err in dispatch(items, pow, lambda i: (i, 2), lambda i: f"sq-{i}", jobs=1))
@@ -20,16 +30,102 @@ Example:
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import contextvars
 import multiprocessing
 import os
+import signal
 import sys
+import threading
 import time
 from typing import Any, Callable, Iterator, TypeVar
 
 T = TypeVar("T")
 
-__all__ = ["check_scheduler", "dispatch", "Progress", "ProgressGroup"]
+__all__ = ["check_scheduler", "dispatch", "Progress", "ProgressGroup", "RunProgress", "Interrupted", "usable_jobs",
+           "available_cores"]
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C stopped a sweep or a study; ``kept`` of its ``total`` runs are on disk.
+
+    Example:
+        >>> str(Interrupted(12, 40))
+        'interrupted: 12 of 40 runs kept; re-run to resume'
+        >>> str(Interrupted(3, 9, of="study satellite"))
+        'interrupted: 3 of 9 runs of study satellite kept; re-run to resume'
+    """
+
+    def __init__(self, kept: int, total: int, of: str = "") -> None:
+        super().__init__(kept, total, of)
+        self.kept, self.total, self.of = kept, total, of
+
+    def __str__(self) -> str:
+        of = f" of {self.of}" if self.of else ""
+        return f"interrupted: {self.kept} of {self.total} runs{of} kept; re-run to resume"
+
+
+def available_cores() -> int:
+    """The CPU cores this process may run on (its affinity mask where the OS has one).
+
+    Example:
+        >>> available_cores() >= 1
+        True
+    """
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def usable_jobs(jobs: int | None) -> tuple[int, str | None]:
+    """The worker processes to start for ``jobs`` (None: one per core), and a one-line
+    note when ``jobs`` was capped to the cores.
+
+    Example:
+        >>> n = available_cores()
+        >>> usable_jobs(None) == (n, None), usable_jobs(1)
+        (True, (1, None))
+        >>> usable_jobs(n + 10)[1] == f"--jobs {n + 10} is more than this machine's {n} cores; running {n} workers"
+        True
+    """
+    cores = available_cores()
+    if jobs is None:
+        return cores, None
+    if jobs > cores:
+        return cores, f"--jobs {jobs} is more than this machine's {cores} cores; running {cores} workers"
+    return jobs, None
+
+
+def _ignore_sigint() -> None:
+    """A pool worker's initializer: Ctrl-C is for the parent process to handle."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@contextlib.contextmanager
+def _children_ignore_sigint() -> Iterator[None]:
+    """While worker processes are started: SIGINT ignored, which they inherit from their
+    start on (Python leaves an ignored SIGINT ignored), so Ctrl-C never prints a
+    worker's traceback. Only the main thread can change signal handlers."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _stop_workers(pool: cf.ProcessPoolExecutor) -> None:
+    """Stops a pool's workers now, runs under way included (their results are dropped)."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())  # CPython keeps them here
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in processes:
+        if p.is_alive():
+            p.terminate()
+    for p in processes:
+        p.join(5)
 
 
 def check_scheduler(scheduler: str | None) -> None:
@@ -65,7 +161,7 @@ def dispatch(
     if scheduler:
         yield from _dispatch_dask(items, fn, args, key, jobs, scheduler)
         return
-    jobs = jobs or os.cpu_count() or 1
+    jobs, _ = usable_jobs(jobs)
     if jobs == 1:
         for item in items:
             try:
@@ -74,18 +170,23 @@ def dispatch(
                 yield item, None, f"{type(e).__name__}: {e}"
         return
     ctx = multiprocessing.get_context("spawn")
-    with cf.ProcessPoolExecutor(max_workers=min(jobs, len(items)), mp_context=ctx) as pool:
+    with _children_ignore_sigint():  # the workers start (on submit) ignoring SIGINT
+        pool = cf.ProcessPoolExecutor(max_workers=min(jobs, len(items)), mp_context=ctx, initializer=_ignore_sigint)
         futures = {pool.submit(fn, *args(item)): item for item in items}
-        try:
-            for fut in cf.as_completed(futures):
-                item = futures[fut]
-                try:
-                    yield item, fut.result(), None
-                except Exception as e:
-                    yield item, None, f"{type(e).__name__}: {e}"
-        finally:  # the consumer stopped early (e.g. its results cannot be written): drop queued runs
-            for fut in futures:
-                fut.cancel()
+    finished = False
+    try:
+        for fut in cf.as_completed(futures):
+            item = futures[fut]
+            try:
+                yield item, fut.result(), None
+            except Exception as e:
+                yield item, None, f"{type(e).__name__}: {e}"
+        finished = True
+    finally:
+        if finished:
+            pool.shutdown(wait=True)
+        else:  # Ctrl-C, or the consumer stopped early (e.g. its results cannot be written)
+            _stop_workers(pool)
 
 
 def _dispatch_dask(
@@ -101,7 +202,7 @@ def _dispatch_dask(
     cluster = None
     if scheduler == "dask:local":
         cluster = LocalCluster(
-            n_workers=max(2, jobs or os.cpu_count() or 2), threads_per_worker=1, processes=True,
+            n_workers=max(2, usable_jobs(jobs)[0]), threads_per_worker=1, processes=True,
             dashboard_address=None, silence_logs=40,
         )
         client = Client(cluster)
@@ -225,3 +326,78 @@ class Progress:
     def __exit__(self, *exc: Any) -> None:
         if self._bar is not None and self._owned:
             self._bar.__exit__(*exc)
+
+
+class RunProgress:
+    """One run's progress on stderr: simulated time of the run's end, wall time and time left.
+
+    Pass it as ``progress=`` to :func:`tcplab.run` (the core calls it about every
+    100 ms of wall time with the simulated time and the run's latest end, in seconds).
+    The bar appears only once the run has taken ``after`` seconds of wall time, and only
+    on a terminal; ``now_s`` keeps the last simulated time seen either way. The time
+    left assumes the simulation keeps its pace so far (simulated seconds per wall
+    second). With ``open_end`` (no ``duration``: the run ends when its flows complete)
+    the end shown is ``max_duration``, an upper bound, and so is the time left.
+
+    Example:
+        >>> with RunProgress(enabled=False) as bar:
+        ...     bar(1.5, 10.0); bar(3.0, 10.0)
+        >>> bar.now_s, bar.end_s
+        (3.0, 10.0)
+        >>> wall_clock(59.4), wall_clock(3 * 3600 + 62), wall_clock(90 * 86400)
+        ('0:00:59', '3:01:02', '90 days')
+    """
+
+    def __init__(self, enabled: bool = True, after: float = 2.0, label: str = "run", open_end: bool = False) -> None:
+        self.enabled, self.after, self.label, self.open_end = enabled, after, label, open_end
+        self.now_s = 0.0
+        self.end_s = 0.0
+        self.started = time.monotonic()
+        self._bar: Any = None
+
+    def __enter__(self) -> "RunProgress":
+        self.started = time.monotonic()
+        return self
+
+    def __call__(self, now_s: float, end_s: float) -> None:
+        self.now_s, self.end_s = now_s, end_s
+        wall = time.monotonic() - self.started
+        if not (self.enabled and wall >= self.after):
+            return
+        pace = now_s / wall if wall > 0 else 0.0  # simulated seconds per wall second
+        fields = {"wall": wall_clock(wall), "left": wall_clock((end_s - now_s) / pace) if pace > 0 else "?"}
+        if self._bar is None:
+            self._open(fields)
+        if self._bar is not None:
+            self._bar.update(self._task, completed=now_s, total=end_s, **fields)
+
+    def _open(self, fields: dict[str, str]) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, TextColumn
+        from rich.progress import Progress as RichProgress
+
+        console = Console(stderr=True, file=sys.stderr)
+        if not console.is_terminal:
+            self.enabled = False
+            return
+        upto = "up to " if self.open_end else ""
+        self._bar = RichProgress(
+            TextColumn("{task.description}"), BarColumn(),
+            TextColumn(f"{{task.completed:,.1f}} s of {upto}{{task.total:,.1f}} s simulated"),
+            TextColumn("{task.fields[wall]} wall, " + ("at most " if self.open_end else "") + "{task.fields[left]} left"),
+            console=console, transient=False,
+        )
+        self._task = self._bar.add_task(self.label, total=self.end_s or None, completed=self.now_s, **fields)
+        self._bar.__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(*exc)
+
+
+def wall_clock(seconds: float) -> str:
+    """A wall time as ``H:MM:SS``, or in days beyond 100 hours."""
+    if seconds >= 100 * 3600:
+        return f"{seconds / 86400:,.0f} days"
+    s = int(seconds)
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"

@@ -66,6 +66,7 @@ Example:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -219,6 +220,58 @@ def write_json_atomic(obj: Any, path: Path) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def digests(directory: Path) -> dict[str, str]:
+    """SHA-256 of every Parquet file of a finished run's directory, by file name.
+
+    Recorded in the run's JSON when it is stored (sweeps' ``run.json``, studies'
+    ``task.json``), so :func:`damage` can tell a file that changed since.
+    """
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(directory.glob("*.parquet"))}
+
+
+def damage(directory: Path, info_name: str) -> str | None:
+    """Why a finished run's directory cannot be trusted (None: it can), in a few words.
+
+    The directory was published whole (written under a temporary name, then renamed),
+    but a crash of the machine, a full disk or a hand can still leave a file truncated
+    or corrupt; resuming then runs it again instead of failing on it later
+    (``ArrowInvalid``). Files recorded with a digest (:func:`digests`) must match it;
+    others must at least have a readable Parquet footer.
+
+    Example:
+        >>> import tempfile
+        >>> d = Path(tempfile.mkdtemp())
+        >>> frame("flows", {"name": ["a"]}).to_parquet(d / "flows.parquet")
+        >>> _ = (d / "run.json").write_text(json.dumps({"sha256": digests(d)}))
+        >>> damage(d, "run.json") is None
+        True
+        >>> _ = (d / "flows.parquet").write_bytes((d / "flows.parquet").read_bytes()[:100])
+        >>> damage(d, "run.json")
+        'flows.parquet does not match its digest (truncated or corrupt)'
+    """
+    import pyarrow.parquet as pq
+
+    try:
+        info = json.loads((directory / info_name).read_text())
+    except (OSError, ValueError) as e:
+        return f"{info_name} is unreadable ({type(e).__name__})"
+    recorded = info.get("sha256") if isinstance(info, dict) else None
+    for p in sorted(directory.glob("*.parquet")):
+        if isinstance(recorded, dict) and p.name in recorded:
+            if hashlib.sha256(p.read_bytes()).hexdigest() != recorded[p.name]:
+                return f"{p.name} does not match its digest (truncated or corrupt)"
+            continue
+        try:
+            pq.ParquetFile(p).metadata
+        except Exception as e:  # pyarrow's ArrowInvalid, OSError, ...
+            return f"{p.name} is not a readable Parquet file ({type(e).__name__})"
+    if isinstance(recorded, dict):
+        missing = sorted(set(recorded) - {p.name for p in directory.glob("*.parquet")})
+        if missing:
+            return f"{missing[0]} is missing"
+    return None
 
 
 @dataclass

@@ -13,10 +13,14 @@ this process alone writes, so both engines write identical results.
 
 Results directory:
 
-- ``runs/<key>/``: one finished run (its tables as Parquet plus ``run.json``), where
-  ``key`` hashes the resolved scenario, the parameters and the seed. It is written
-  under a temporary name and renamed into place, so a killed sweep leaves either a
-  whole run or nothing; re-running the command skips the runs already there.
+- ``runs/<key>/``: one finished run (its tables as Parquet plus ``run.json``, which
+  records each table's SHA-256), where ``key`` hashes the resolved scenario, the
+  parameters and the seed. It is written under a temporary name and renamed into
+  place, so a killed sweep leaves either a whole run or nothing; re-running the command
+  skips the runs already there, after checking their files: a run whose file was
+  truncated or damaged since (a crash of the machine, a full disk) is done again, with
+  a one-line note. Ctrl-C stops the sweep at once ("interrupted: N of M runs kept;
+  re-run to resume").
 - ``flows.parquet``, ``udp.parquet``, ``queues.parquet``, ``links.parquet`` (and
   ``series_*.parquet`` when recorded): every finished run, with the parameters as
   columns plus ``point``, ``replication``, ``seed`` and ``run_key``.
@@ -41,6 +45,7 @@ import datetime as dt
 import hashlib
 import itertools
 import json
+import math
 import os
 import re
 import shutil
@@ -53,18 +58,23 @@ from typing import Any, Callable, Iterator
 import pandas as pd
 
 from tcplab import _core
-from tcplab.results import TABLES, RunResult, write_json_atomic, write_table_atomic
-from tcplab.executor import Progress, dispatch
+from tcplab.results import TABLES, RunResult, damage, digests, write_json_atomic, write_table_atomic
+from tcplab.executor import Interrupted, Progress, dispatch, usable_jobs
 from tcplab.runner import run_core
 from tcplab.scenario import Scenario, ScenarioError, SweepTable, TomlLocator, parse_toml, read_text
 from tcplab.scenario import located as _located
 from tcplab.scenario.experiment import SWEEP_KEYS_TEXT
 from tcplab.scenario.reference import sweep_reference
 
-__all__ = ["Experiment", "Task", "SweepResult", "sweep", "load_experiment", "SWEEP_REFERENCE", "EXAMPLE_EXPERIMENT"]
+__all__ = ["Experiment", "Task", "SweepResult", "sweep", "load_experiment", "SWEEP_REFERENCE", "EXAMPLE_EXPERIMENT",
+           "MAX_RUNS"]
 
 #: The ``[sweep]`` section of docs/scenarios.md (generated from :class:`SweepTable`).
 SWEEP_REFERENCE = sweep_reference()
+
+#: The most runs (grid points x replications) one sweep takes: each is a directory of
+#: tables under ``runs/``, and the task list is held in memory.
+MAX_RUNS = 100_000
 
 EXAMPLE_EXPERIMENT = '''\
 [topology]
@@ -125,8 +135,24 @@ class Experiment:
         except ScenarioError as e:
             raise _located(e, text, file) from None
         exp = cls(base=doc, params=params, replications=replications, seed=seed, text=text, file=file)
+        runs = exp.points() * replications
+        if runs > MAX_RUNS:
+            where = "sweep.replications" if replications > 1 else "sweep"
+            raise _located(ScenarioError(where, f"the sweep would run {runs:,} runs ({exp.points():,} grid points x "
+                                                f"{replications:,} replications)", value=replications,
+                                         accepted=f"at most {MAX_RUNS:,} runs per sweep; split it into several "
+                                                  "experiments"), text, file)
         exp._scenarios = [exp._scenario_at(point) for point in exp.grid()]
         return exp
+
+    def points(self) -> int:
+        """The number of grid points (the product of the parameters' value counts).
+
+        Example:
+            >>> Experiment(base={}, params={"a": [1, 2], "b": ["x", "y", "z"]}).points()
+            6
+        """
+        return math.prod(len(v) for v in self.params.values())
 
     def grid(self) -> list[dict[str, Any]]:
         """Every grid point as ``{path: value}``, the last parameter varying fastest.
@@ -144,18 +170,30 @@ class Experiment:
             self._scenarios = [self._scenario_at(p) for p in self.grid()]
         return self._scenarios[point]
 
+    def warnings(self) -> list[ScenarioError]:
+        """The scenario's warnings (:meth:`Scenario.warnings`) at the first grid point, located in the file."""
+        return [_located(w, self.text, self.file) for w in self.scenario(0).warnings()]
+
     def seeds(self) -> list[int]:
         """The seed of each replication (the same at every grid point)."""
         return [self.seed + r for r in range(self.replications)]
 
     def tasks(self) -> list[Task]:
-        """Every run, grid point by grid point, replication by replication."""
+        """Every run, grid point by grid point, replication by replication.
+
+        A grid point's resolved scenario depends on the seed only through start jitter;
+        without jitter it is resolved once and shared by the point's replications.
+        """
         out = []
         for i, params in enumerate(self.grid()):
             sc = self.scenario(i)
+            seeded = any(int(f.start_jitter) > 0 for f in sc.flows)
+            core_json = canonical = ""
             for r, seed in enumerate(self.seeds()):
-                core_json = sc.to_core_json(seed)
-                out.append(Task(i, r, seed, params, core_json, run_key(core_json, params, seed)))
+                if seeded or not core_json:
+                    core_json = sc.to_core_json(seed)
+                    canonical = json.dumps(json.loads(core_json), sort_keys=True)
+                out.append(Task(i, r, seed, params, core_json, _run_key(canonical, params, seed)))
         return out
 
     def _scenario_at(self, params: dict[str, Any]) -> Scenario:
@@ -166,13 +204,19 @@ class Experiment:
             except ScenarioError as e:
                 raise _located(e.prefixed("sweep"), self.text, self.file) from None
         try:
-            return Scenario.from_dict(doc)
+            return Scenario.from_dict(doc).check_core(self.seed)
         except ScenarioError as e:
-            swept = next((p for p in params if _norm(e.path) == _norm(p) or _norm(e.path).startswith(_norm(p) + ".")), None)
-            if swept is not None:
-                e.problem += f" (value from [sweep] {swept!r}, grid point {params})"
-                e.file, e.line = self.file, TomlLocator(self.text).line(f"sweep.{swept}")
-                raise e from None
+            locator = TomlLocator(self.text)
+            for p in e.problems:
+                paths = [_norm(p.path)]
+                if p.problem.startswith("no route"):  # either end of the flow may be the swept one
+                    paths.append(re.sub(r"\.(dst|client)$", lambda m: ".src" if m.group(1) == "dst" else ".server",
+                                        paths[0]))
+                swept = next((q for q in params for path in paths
+                              if path == _norm(q) or path.startswith(_norm(q) + ".")), None)
+                if swept is not None:
+                    p.problem += f" (value from [sweep] {swept!r}, grid point {params})"
+                    p.file, p.line = self.file, locator.line(f"sweep.{swept}")
             raise _located(e, self.text, self.file) from None
 
 
@@ -230,6 +274,18 @@ def run_key(core_json: str, params: dict[str, Any], seed: int) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
 
+def _run_key(canonical: str, params: dict[str, Any], seed: int) -> str:
+    """:func:`run_key` from the scenario already dumped with sorted keys (same key, less work).
+
+    Example:
+        >>> doc = '{"b": 1, "a": {"y": 2, "x": 1}}'
+        >>> _run_key(json.dumps(json.loads(doc), sort_keys=True), {"p": [1]}, 3) == run_key(doc, {"p": [1]}, 3)
+        True
+    """
+    blob = f'{{"params": {json.dumps(params, sort_keys=True)}, "scenario": {canonical}, "seed": {json.dumps(seed)}}}'
+    return hashlib.sha256(blob.encode()).hexdigest()[:24]
+
+
 def load_experiment(path: str | Path) -> Experiment:
     """Reads and validates an experiment file (a scenario plus ``[sweep]``)."""
     return Experiment.from_toml(read_text(path), str(path))
@@ -276,12 +332,22 @@ def _now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def _finished_keys(runs_dir: Path) -> set[str]:
+def _finished_keys(runs_dir: Path, verify: bool = False) -> set[str]:
+    """Keys of the finished runs under ``runs_dir``; with ``verify``, a run whose files are
+    damaged (:func:`tcplab.results.damage`) is removed, with a one-line note, to run again."""
     if not runs_dir.is_dir():
         return set()
     for stale in runs_dir.glob(".tmp-*"):  # left by a killed sweep: never complete
         shutil.rmtree(stale, ignore_errors=True)
-    return {p.name for p in runs_dir.iterdir() if (p / "run.json").is_file()}
+    keys = {p.name for p in runs_dir.iterdir() if (p / "run.json").is_file()}
+    if verify:
+        for key in sorted(keys):
+            why = damage(runs_dir / key, "run.json")
+            if why is not None:
+                print(f"note: {runs_dir / key}: {why}; the run is done again", file=sys.stderr)
+                shutil.rmtree(runs_dir / key, ignore_errors=True)
+                keys.discard(key)
+    return keys
 
 
 def _store_run(runs_dir: Path, task: Task, doc: str) -> None:
@@ -293,7 +359,7 @@ def _store_run(runs_dir: Path, task: Task, doc: str) -> None:
     for name, df in result.tables().items():
         df.to_parquet(tmp / f"{name}.parquet", index=False)
     info = {"point": task.point, "replication": task.replication, "seed": task.seed,
-            "params": task.params, "key": task.key, "meta": result.meta}
+            "params": task.params, "key": task.key, "meta": result.meta, "sha256": digests(tmp)}
     (tmp / "run.json").write_text(json.dumps(info, sort_keys=True, default=str))
     for p in tmp.iterdir():  # make the files durable before the rename publishes them
         with open(p, "rb") as fh:
@@ -367,10 +433,14 @@ def sweep(
     runs_dir = out / "runs"
     runs_dir.mkdir(parents=True, exist_ok=True)
     tasks = exp.tasks()
-    done = _finished_keys(runs_dir)
+    done = _finished_keys(runs_dir, verify=True)
     todo = [t for t in tasks if t.key not in done]
     manifest_path = out / "manifest.json"
-    previous = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
+    try:
+        previous = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
+    except ValueError:  # written atomically, but damaged since: the sessions before are forgotten
+        print(f"note: {manifest_path} is not valid JSON; it is written anew", file=sys.stderr)
+        previous = {}
     manifest: dict[str, Any] = {
         "scenario": exp.base,
         "scenario_toml": exp.text,
@@ -384,7 +454,7 @@ def sweep(
         "started": previous.get("started", _now()),
         "sessions": previous.get("sessions", []) + [{"started": _now(), "skipped": len(tasks) - len(todo)}],
         "ended": None,
-        "engine": scheduler or f"local:{jobs or os.cpu_count() or 1}",
+        "engine": scheduler or f"local:{usable_jobs(jobs)[0]}",
     }
     write_json_atomic(manifest, manifest_path)
 
@@ -398,19 +468,23 @@ def sweep(
         else:
             print(f"run failed: params {task.params} seed {task.seed}: {message}", file=sys.stderr)
 
-    with Progress(len(tasks), done=len(tasks) - len(todo), enabled=progress, label="sweep") as bar:
-        for task, doc, error in _execute_all(todo, jobs, scheduler):
-            if error is not None:
-                failed(task, error)
-            else:
-                assert doc is not None
-                try:
-                    _store_run(runs_dir, task, doc)
-                except OSError:  # the results directory cannot be written: stop; finished runs stay
-                    raise
-                except Exception as e:  # a malformed result document is a failed run
-                    failed(task, f"{type(e).__name__}: {e}")
-            bar.advance()
+    try:
+        with Progress(len(tasks), done=len(tasks) - len(todo), enabled=progress, label="sweep") as bar:
+            for task, doc, error in _execute_all(todo, jobs, scheduler):
+                if error is not None:
+                    failed(task, error)
+                else:
+                    assert doc is not None
+                    try:
+                        _store_run(runs_dir, task, doc)
+                    except OSError:  # the results directory cannot be written: stop; finished runs stay
+                        raise
+                    except Exception as e:  # a malformed result document is a failed run
+                        failed(task, f"{type(e).__name__}: {e}")
+                bar.advance()
+    except KeyboardInterrupt:  # Ctrl-C: every finished run is on disk; the next session resumes
+        kept = len(_finished_keys(runs_dir) & {t.key for t in tasks})
+        raise Interrupted(kept, len(tasks)) from None
 
     tables = collect(out, tasks)
     for name, df in tables.items():

@@ -1,4 +1,4 @@
-//! Whole-simulation shape checks of congestion controls (issue 5).
+//! Whole-simulation shape checks of congestion controls.
 
 mod common;
 use common::*;

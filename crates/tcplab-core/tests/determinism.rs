@@ -77,7 +77,7 @@ fn golden_digest_linux_2_6_with_iw10_and_1s_rto() {
 const GOLDEN_LINUX_2_6_IW10: &str = "eb9a291438f493b6";
 
 /// The same scenario with the current `linux` profile (RACK-TLP, PRR, D-SACK, the
-/// Linux RTT estimator, linux_cc) for the third flow. 12629dd7e96076b3 before issue 16
+/// Linux RTT estimator, linux_cc) for the third flow. 12629dd7e96076b3 before linux_cc
 /// (linux_cc: whole-segment ssthresh and the growth count restarted at each reduction
 /// change this Reno flow's window).
 #[test]

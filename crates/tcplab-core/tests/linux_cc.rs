@@ -1,4 +1,4 @@
-//! `linux_cc` (issue 16) through the real sender: ssthresh in whole segments, as
+//! `linux_cc` (docs/validation.md, the loss grid) through the real sender: ssthresh in whole segments, as
 //! Linux's congestion-control modules compute it (`tcp_reno_ssthresh` returns
 //! `max(tcp_snd_cwnd(tp) >> 1, 2)` packets; CUBIC's `bictcp_recalc_ssthresh`
 //! `max(cwnd * beta / BICTCP_BETA_SCALE, 2)`). BBR's own recovery and CUBIC's alpha

@@ -1,4 +1,4 @@
-//! Scale (issue 15): set-up linear in the topology, and per-flow state that nothing
+//! Scale (docs/validation.md, "Scaling with flows"): set-up linear in the topology, and per-flow state that nothing
 //! sizes by a window bound.
 
 mod common;
@@ -14,7 +14,7 @@ use tcplab_core::scenario::Topology;
 /// are stubs, routed through their router, so the two routers form the whole core and
 /// there are two trees of two entries, whatever the number of pairs (the dense table
 /// this replaced held 200,002² = 4e10 entries). The wall-time bound, 10 s, is >10x
-/// what it takes on the shared 2-core machine of issue 15 (0.3-0.7 s, ci profile),
+/// what it takes on the shared 2-core machine of docs/validation.md (0.3-0.7 s, ci profile),
 /// so it only catches a return to super-linear set-up: the all-pairs table needed
 /// more than 300 s for 20,000 pairs.
 #[test]

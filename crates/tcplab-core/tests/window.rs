@@ -1,4 +1,4 @@
-//! The measurement window (issue 15): with `duration` a run ends at that duration and
+//! The measurement window (docs/architecture.md): with `duration` a run ends at that duration and
 //! rates are computed over it; `warmup` starts the window later, leaving the start-up
 //! out of every summary.
 

@@ -3,10 +3,14 @@
 //! No logic lives here: a scenario arrives as JSON (already validated and
 //! unit-resolved by the Python front end), runs with the GIL released, and the
 //! results go back as a JSON document of column lists that Python turns into pandas
-//! DataFrames. JSON keeps the boundary schema-checked by serde on both sides.
+//! DataFrames. JSON keeps the boundary schema-checked by serde on both sides. A run
+//! looks back at Python every 100 ms of wall time (signals, progress), so it can be
+//! interrupted.
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use std::time::{Duration, Instant};
+use tcplab_core::time::SimTime;
 
 /// The tcplab-core version.
 #[pyfunction]
@@ -28,13 +32,71 @@ fn resolve_tcp(spec_json: &str) -> PyResult<String> {
     tcplab_core::registry::resolve_tcp_json(spec_json).map_err(PyValueError::new_err)
 }
 
+/// Wall time between two looks at Python from inside a run: pending signals (Ctrl-C)
+/// and the progress callback.
+const POLL: Duration = Duration::from_millis(100);
+
 /// Runs one simulation of the resolved scenario (JSON) with `seed`; returns the
-/// results as JSON. Raises ValueError for a scenario the core rejects. The GIL is
-/// released while the simulation runs.
+/// results as JSON. Raises ValueError for a scenario the core rejects (one line per
+/// problem). The GIL is released while the simulation runs; every 100 ms of wall
+/// time it is taken back briefly to run Python's signal handlers, so Ctrl-C stops the
+/// run within a fraction of a second (the handler's exception, e.g.
+/// KeyboardInterrupt, is raised here), and to call `progress(now_s, end_s)` if given:
+/// the simulated time so far and the latest end of the run, in seconds. An exception
+/// from `progress` stops the run too.
 #[pyfunction]
-fn run(py: Python<'_>, scenario_json: &str, seed: u64) -> PyResult<String> {
+#[pyo3(signature = (scenario_json, seed, progress=None))]
+fn run(py: Python<'_>, scenario_json: &str, seed: u64, progress: Option<Py<PyAny>>) -> PyResult<String> {
     let json = scenario_json.to_owned();
-    py.detach(move || tcplab_core::run_json(&json, seed)).map_err(PyValueError::new_err)
+    let mut watch = PythonWatch::new(progress);
+    let out = py.detach(|| tcplab_core::run_json_watched(&json, seed, |now, end| watch.look(now, end)));
+    match out {
+        Ok(Some(doc)) => Ok(doc),
+        Ok(None) => Err(watch.stopped_by.expect("a run stops only on a Python exception")),
+        Err(problems) => Err(PyValueError::new_err(problems)),
+    }
+}
+
+/// A run's look back at Python (see `run`): at most every `POLL` of wall time, with
+/// the GIL taken back briefly, pending signals and then the progress callback. The
+/// clock is read between slices of the run (about `tcplab_core::sim::WATCH_EVERY` events
+/// each), never per event.
+struct PythonWatch {
+    last: Instant,
+    progress: Option<Py<PyAny>>,
+    /// The exception that stopped the run (KeyboardInterrupt, or the callback's).
+    stopped_by: Option<PyErr>,
+}
+
+impl PythonWatch {
+    fn new(progress: Option<Py<PyAny>>) -> Self {
+        PythonWatch { last: Instant::now(), progress, stopped_by: None }
+    }
+
+    /// False to stop the run.
+    fn look(&mut self, now: SimTime, end: SimTime) -> bool {
+        if self.last.elapsed() < POLL {
+            return true;
+        }
+        self.last = Instant::now();
+        Python::attach(|py| {
+            let looked = py.check_signals().and_then(|()| match &self.progress {
+                Some(cb) => cb.call1(py, (now.as_secs_f64(), end.as_secs_f64())).map(drop),
+                None => Ok(()),
+            });
+            looked.map_err(|e| self.stopped_by = Some(e)).is_ok()
+        })
+    }
+}
+
+/// Every problem that keeps the resolved scenario (JSON) from running, as a list of
+/// messages (one line each; empty when it would run), checked as `run` checks it but
+/// without running: the core builds the simulation and drops it.
+#[pyfunction]
+#[pyo3(signature = (scenario_json, seed=0))]
+fn validate(py: Python<'_>, scenario_json: &str, seed: u64) -> Vec<String> {
+    let json = scenario_json.to_owned();
+    py.detach(move || tcplab_core::validate_json(&json, seed))
 }
 
 /// Peak resident set size of this process in MB (Linux VmHWM), if readable.
@@ -75,16 +137,23 @@ fn bench_check(name: &str) -> PyResult<()> {
 fn run_bench(py: Python<'_>, name: &str) -> PyResult<String> {
     tcplab_core::bench::check(name).map_err(PyValueError::new_err)?;
     let sc = tcplab_core::bench::scenario(name).expect("checked");
-    let (setup, run, idle_bytes, r) = py.detach(move || {
-        let t0 = std::time::Instant::now();
-        let sim = tcplab_core::sim::Simulation::new(&sc, 1)?;
-        let setup = t0.elapsed().as_secs_f64();
-        let idle_bytes = sim.flow_state_bytes();
-        let t1 = std::time::Instant::now();
-        let r = sim.run();
-        Ok::<_, String>((setup, t1.elapsed().as_secs_f64(), idle_bytes, r))
-    })
-    .map_err(PyValueError::new_err)?;
+    // The run is watched as `run` watches it (interruptible), so its figures include that cost.
+    let mut watch = PythonWatch::new(None);
+    let (setup, run, idle_bytes, r) = py
+        .detach(|| {
+            let t0 = std::time::Instant::now();
+            let sim = tcplab_core::sim::Simulation::new(&sc, 1)?;
+            let setup = t0.elapsed().as_secs_f64();
+            let idle_bytes = sim.flow_state_bytes();
+            let end = sim.end_time();
+            let t1 = std::time::Instant::now();
+            let r = sim.run_watched(|now| watch.look(now, end));
+            Ok::<_, String>((setup, t1.elapsed().as_secs_f64(), idle_bytes, r))
+        })
+        .map_err(PyValueError::new_err)?;
+    let Some(r) = r else {
+        return Err(watch.stopped_by.expect("a run stops only on a Python exception"));
+    };
     let m = &r.meta;
     // Flows of the run (a workload's generated flows included).
     let flows = r.flows.name.len().max(1) as f64;
@@ -114,6 +183,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(registry_json, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_tcp, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;
     m.add_function(wrap_pyfunction!(bench_scenarios, m)?)?;
     m.add_function(wrap_pyfunction!(bench_large_scenarios, m)?)?;

@@ -4,9 +4,11 @@ Every table of a scenario file is a :class:`Model`: ``extra="forbid"`` (an unkno
 is an error with a "did you mean"), ``strict=True`` (no silent coercion: ``"5"`` is not
 an integer, ``1`` is not ``true``), non-finite floats refused. Construction from Python
 and from a file share the validators; a file is validated with
-``context={"strict_units": True}``, so its quantities must carry units, while the
-Python API also takes integers in the base unit. Either way a failure is one
-:class:`ScenarioError`, never a pydantic traceback.
+``context={"strict_units": True}``, so its quantities must carry units; so are the
+Python builders (``Link(delay="30ms")``: ``Link(delay=30)`` is refused rather than read
+as 30 ns). Only :meth:`Model.revalidated`, which re-checks values already resolved to
+base units, takes plain integers. Either way a failure is a :class:`ScenarioError`,
+never a pydantic traceback.
 
 Fields are declared with :func:`fld`, which is ``pydantic.Field`` plus the text that
 documents a default computed elsewhere (``default_doc``, e.g. "from the profile"). The
@@ -20,7 +22,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from tcplab.scenario.errors import UNSET, from_validation_error
+from tcplab.scenario.errors import UNSET, ScenarioError, from_validation_error
 
 __all__ = ["Model", "fld", "CONTEXT_FILE"]
 
@@ -61,16 +63,27 @@ def fld(
 
 
 class _ConstructionRaisesScenarioError(type(BaseModel)):  # type: ignore[misc]
-    """Makes ``Model(...)`` raise :class:`ScenarioError` instead of pydantic's error.
+    """Makes ``Model(...)`` validate as a file does (quantities need units) and raise
+    :class:`ScenarioError` instead of pydantic's error.
 
     Done in the metaclass rather than in ``__init__``: a model with its own ``__init__``
     is validated through it, which would drop the validation context (the file's
     "quantities need units" rule) for nested tables.
+
+    Example:
+        >>> from tcplab.scenario import Link
+        >>> Link(rate="2Mbps", delay=30)
+        Traceback (most recent call last):
+        ...
+        tcplab.scenario.ScenarioError: delay: value without a unit; a time is written with its unit; got 30; accepted: a string like '70ms'
     """
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        if args:
+            raise ScenarioError("", f"{cls.__name__}() takes its fields by name", value=args,
+                                accepted=", ".join(f"{n}=..." for n in cls.model_fields))
         try:
-            return super().__call__(*args, **kwargs)
+            return cls.model_validate(kwargs, context=CONTEXT_FILE)
         except ValidationError as e:
             raise from_validation_error(cls, e, kwargs) from None
 

@@ -1,13 +1,16 @@
 """`ScenarioError`: one located, actionable message for every invalid scenario.
 
-Every failure of validation (a pydantic ``ValidationError``, a cross-field check, the
-core's TCP resolution) ends up as one :class:`ScenarioError` naming the file, the line,
-the dotted field path (``flows[1].tcp.iw``), the value given and what is accepted, with
-a "did you mean" for near misses. :func:`from_validation_error` translates pydantic's
-errors: it walks the models along each error's ``loc`` (dropping the discriminator
-tags pydantic inserts for ``kind`` unions), picks the error the file's reader meets
-first (unknown keys of a table before its fields, fields in declaration order), and
-words it from the field's declaration (its quantity, its range).
+Every failure of validation (a pydantic ``ValidationError``, a cross-field check, a
+value the simulator core refuses) ends up as a :class:`ScenarioError` naming the file,
+the line, the dotted field path (``flows[1].tcp.iw``), the value given and what is
+accepted, with a "did you mean" for near misses. One error carries every problem found
+(:attr:`ScenarioError.problems`, one line each), so a file's problems are reported
+together rather than one per attempt. :func:`from_validation_error` translates
+pydantic's errors: it walks the models along each error's ``loc`` (dropping the
+discriminator tags pydantic inserts for ``kind`` unions), orders them as the file's
+reader meets them (unknown keys of a table before its fields, fields in declaration
+order), keeps one per field, and words each from the field's declaration (its
+quantity, its range).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import re
 
 import difflib
+import functools
 import types
 import typing
 from typing import Any, Iterable
@@ -40,12 +44,20 @@ class ScenarioError(ValueError):
     Attributes: ``path`` (dotted field path, e.g. ``flows[0].tcp.iw``), ``problem``,
     ``value`` (the value given, if any), ``accepted`` (what would be accepted),
     ``suggestion`` (a near-miss name), ``file`` and ``line`` (when loaded from a file).
+    Those describe the first problem; :attr:`problems` lists every problem found, this
+    one first, and ``str()`` gives one line per problem.
 
     Example:
         >>> e = ScenarioError("tcp.iw", "must be at least 1", value=0, accepted="1, 2, ... or 'rfc3390'")
         >>> e.file, e.line = "s.toml", 7
         >>> str(e)
         "s.toml:7: tcp.iw: must be at least 1; got 0; accepted: 1, 2, ... or 'rfc3390'"
+        >>> both = ScenarioError.joined([e, ScenarioError("cc.name", "unknown value", value="rneo")])
+        >>> print(both)
+        s.toml:7: tcp.iw: must be at least 1; got 0; accepted: 1, 2, ... or 'rfc3390'
+        cc.name: unknown value; got 'rneo'
+        >>> len(both.problems)
+        2
     """
 
     def __init__(
@@ -67,14 +79,38 @@ class ScenarioError(ValueError):
         self.suggestion = suggestion
         self.file = file
         self.line = line
+        #: The problems found besides this one, in reading order.
+        self.others: list[ScenarioError] = []
+
+    @property
+    def problems(self) -> list["ScenarioError"]:
+        """Every problem this error reports, this one first."""
+        return [self, *self.others]
+
+    @classmethod
+    def joined(cls, errors: Iterable["ScenarioError"]) -> "ScenarioError":
+        """One error that reports each of ``errors`` (flattened, in order); the first leads."""
+        flat = list({id(p): p for e in errors for p in e.problems}.values())  # each problem once
+        if not flat:
+            raise ValueError("ScenarioError.joined needs at least one error")
+        head = flat[0]
+        head.others = [p for p in flat[1:] if p is not head]
+        for p in head.others:
+            p.others = []
+        return head
 
     def prefixed(self, prefix: str) -> "ScenarioError":
-        """Makes ``path`` absolute by putting ``prefix`` in front (in place).
+        """Makes ``path`` absolute by putting ``prefix`` in front (in place, for every problem).
 
         Example:
             >>> ScenarioError("[2].iw", "bad").prefixed("flows").path
             'flows[2].iw'
         """
+        for p in self.problems:
+            p._prefix(prefix)
+        return self
+
+    def _prefix(self, prefix: str) -> None:
         if prefix:
             if not self.path:
                 self.path = prefix
@@ -82,9 +118,12 @@ class ScenarioError(ValueError):
                 self.path = prefix + self.path
             else:
                 self.path = f"{prefix}.{self.path}"
-        return self
 
     def __str__(self) -> str:
+        return "\n".join(p.one_line() for p in self.problems)
+
+    def one_line(self) -> str:
+        """This problem (not the others) as one line: ``file:line: path: problem; got ...; accepted: ...``."""
         loc = ""
         if self.file is not None:
             loc = f"{self.file}:{self.line}: " if self.line is not None else f"{self.file}: "
@@ -95,7 +134,7 @@ class ScenarioError(ValueError):
             text += f"; accepted: {self.accepted}"
         if self.suggestion:
             text += f". Did you mean '{self.suggestion}'?"
-        return text
+        return " ".join(text.splitlines())
 
     def __reduce__(self) -> Any:  # keyword-only arguments: pickle by state
         return (_rebuild, (self.path, self.problem, self.__dict__))
@@ -292,17 +331,28 @@ def _accepted_for_missing(info: Any, leaf_type: Any) -> str | None:
     return None
 
 
-def _translate(root: type[BaseModel], err: dict[str, Any], data: Any) -> tuple[list[tuple[int, Any]], ScenarioError]:
+def _translate(root: type[BaseModel], err: dict[str, Any], data: Any) -> list[tuple[list[tuple[int, Any]], ScenarioError]]:
+    """Every problem one pydantic error stands for (a validator may report several), with its reading order."""
+    kind = err["type"]
+    ctx = err.get("ctx") or {}
+    if kind == "value_error" and isinstance(ctx.get("error"), ScenarioError):
+        where = _walk(root, tuple(err["loc"]), extra=False)
+        out = []
+        for n, p in enumerate(ctx["error"].problems):
+            e = ScenarioError(p.path, p.problem, value=p.value, accepted=p.accepted, suggestion=p.suggestion)
+            # A validator reports its problems in reading order, after the fields it checked.
+            out.append((where.order + [(3, n)], e.prefixed(where.path)))
+        return out
+    return [_translate_one(root, err, data)]
+
+
+def _translate_one(root: type[BaseModel], err: dict[str, Any], data: Any) -> tuple[list[tuple[int, Any]], ScenarioError]:
     kind = err["type"]
     loc = tuple(err["loc"])
     where = _walk(root, loc, extra=kind == "extra_forbidden")
     info = where.field
     given = err.get("input", UNSET)
     ctx = err.get("ctx") or {}
-    if kind == "value_error" and isinstance(ctx.get("error"), ScenarioError):
-        e: ScenarioError = ctx["error"]
-        e = ScenarioError(e.path, e.problem, value=e.value, accepted=e.accepted, suggestion=e.suggestion)
-        return where.order, e.prefixed(where.path)
     if kind == "extra_forbidden":
         parent = where.path.rsplit(".", 1)[0] if "." in where.path else ""
         names = [f.alias or n for n, f in where.model.model_fields.items()] if where.model else []
@@ -360,10 +410,12 @@ def _translate(root: type[BaseModel], err: dict[str, Any], data: Any) -> tuple[l
 
 
 def from_validation_error(root: type[BaseModel], exc: ValidationError, data: Any = UNSET) -> ScenarioError:
-    """The one error a reader of the file meets first, as a :class:`ScenarioError`.
+    """Every problem of ``exc`` as one :class:`ScenarioError`, in the order a reader of
+    the file meets them, one per field (the first leads; :attr:`ScenarioError.problems`).
 
     ``root`` is the model that was validated, ``data`` its input (to show values as the
-    user wrote them).
+    user wrote them). A field that fails several ways (each member of a union, say)
+    is reported once, by its first problem; so is a table and a field inside it.
 
     Example:
         >>> from pydantic import BaseModel, ConfigDict
@@ -376,14 +428,47 @@ def from_validation_error(root: type[BaseModel], exc: ValidationError, data: Any
         ...     print(from_validation_error(T, exc))
         iww: unknown field; accepted: iw. Did you mean 'iw'?
     """
-    best: tuple[list[tuple[int, Any]], ScenarioError] | None = None
-    for err in exc.errors(include_url=False):
-        order, e = _translate(root, err, data)
-        key = [(a, str(b)) if not isinstance(b, int) else (a, b) for a, b in order]
-        if best is None or _before(key, best[0]):
-            best = (key, e)
-    assert best is not None
-    return best[1]
+    found: list[tuple[list[tuple[int, Any]], int, ScenarioError]] = []
+    for n, err in enumerate(exc.errors(include_url=False)):
+        for order, e in _translate(root, err, data):
+            key = [(a, str(b)) if not isinstance(b, int) else (a, b) for a, b in order]
+            found.append((key, n, e))
+    ordered = sorted(found, key=functools.cmp_to_key(lambda a, b: -1 if _before(a[0], b[0]) else
+                                                     (1 if _before(b[0], a[0]) else 0)))
+    kept: list[tuple[int, ScenarioError]] = []
+    for _, n, e in ordered:
+        # Problems of one pydantic error (one validator's list) are distinct by construction.
+        if not any(_overlap(e.path, k.path) and n != m for m, k in kept):
+            kept.append((n, e))
+    # A misspelt key (`nme`, "did you mean 'name'") also leaves its field missing: one problem.
+    misspelt = {_sibling(e.path, e.suggestion) for _, e in kept if e.problem == "unknown field" and e.suggestion}
+    kept = [(n, e) for n, e in kept if not (e.problem.startswith("is required") and e.path in misspelt)]
+    assert kept
+    return ScenarioError.joined(e for _, e in kept)
+
+
+def _sibling(path: str, name: str | None) -> str:
+    """The path of key ``name`` in the table that holds ``path``.
+
+    Example:
+        >>> _sibling("flows[0].nme", "name"), _sibling("nme", "name")
+        ('flows[0].name', 'name')
+    """
+    parent = path.rsplit(".", 1)[0] if "." in path else ""
+    return f"{parent}.{name}" if parent else str(name)
+
+
+def _overlap(a: str, b: str) -> bool:
+    """Whether one dotted path is the other or lies inside it (``flows[1]`` and ``flows[1].bytes``).
+
+    Example:
+        >>> _overlap("flows[1]", "flows[1].bytes"), _overlap("flows[1]", "flows[10]"), _overlap("", "tcp")
+        (True, False, False)
+    """
+    if not a or not b:
+        return a == b
+    short, long_ = sorted((a, b), key=len)
+    return long_ == short or long_.startswith(short + ".") or long_.startswith(short + "[")
 
 
 def _before(a: list[tuple[int, Any]], b: list[tuple[int, Any]]) -> bool:

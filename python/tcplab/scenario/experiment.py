@@ -31,7 +31,8 @@ class SweepTable(Model):
         (2, 0, {'tcp.iw': [3, 10]})
     """
 
-    replications: int = fld(1, "Runs per grid point.", ge=1)
+    replications: int = fld(1, "Runs per grid point (a sweep runs at most 100,000 runs: grid points x "
+                               "replications).", ge=1, le=100_000)
     seed: int = fld(0, "Replication r runs with seed `seed + r` at every grid point (common random numbers).",
                     ge=0, le=2**63 - 1)
     params: dict[str, Any] = fld(

@@ -76,6 +76,28 @@ class _FlowEntry(Model):
         "the flow's position (so every variant of a sweep sees the same starts).", default_doc='"0s"',
     )
 
+    def latest_start(self) -> int:
+        """The latest time, ns, any flow of the entry can start: the last one's, with the whole jitter.
+
+        Example:
+            >>> TcpFlow(count=3, start="1s", start_spacing="2s", start_jitter="10ms").latest_start()
+            5010000000
+        """
+        return int(self.start) + (self.count - 1) * int(self.start_spacing) + int(self.start_jitter)
+
+    @model_validator(mode="after")
+    def _stop_after_every_start(self) -> Any:
+        stop = getattr(self, "stop", None)
+        if stop is not None and int(stop) <= self.latest_start():
+            last = self.latest_start()
+            what, who = ("start", "the flow") if last == int(self.start) else (
+                f"the latest start of its flows ({units.format_time(last)}: start + (count - 1) x start_spacing "
+                "+ start_jitter)", "a flow")
+            raise ScenarioError("stop", f"must come after {what}; otherwise {who} would send nothing",
+                                value=units.format_time(int(stop)),
+                                accepted=f"a time after {units.format_time(last)}, or no stop")
+        return self
+
 
 class TcpFlow(_FlowEntry):
     """A TCP flow or flow group (``kind = "tcp"``, the default in ``[[flows]]``).
@@ -93,7 +115,9 @@ class TcpFlow(_FlowEntry):
         None, "Bytes of the whole group, split equally between its flows (the first flows take the remainder).",
         default_doc="unset", ge=1,
     )
-    stop: Optional[Time] = fld(None, "When a bulk sender stops offering new data.", default_doc="the end of the run")
+    stop: Optional[Time] = fld(None, "When a bulk sender stops offering new data; after the entry's last start "
+                                     "(`start + (count - 1) * start_spacing + start_jitter`).",
+                               default_doc="the end of the run")
     cc: Optional[CcOptions] = fld(None, "Congestion control for these flows.", default_doc="the scenario's `[cc]`")
     tcp: Optional[TcpOptions] = fld(None, "TCP overrides for these flows.", default_doc="the scenario's `[tcp]`")
 
@@ -111,7 +135,7 @@ class TcpFlow(_FlowEntry):
         """Bytes of each flow of the group (``None``: bulk).
 
         Example:
-            >>> TcpFlow(count=4, bytes_total=10).sizes()
+            >>> TcpFlow(count=4, bytes_total="10B").sizes()
             [3, 3, 2, 2]
         """
         n = self.count
@@ -131,7 +155,8 @@ class UdpFlow(_FlowEntry):
     """
 
     kind: Literal["udp"] = "udp"
-    stop: Optional[Time] = fld(None, "When the source stops offering data.", default_doc="the end of the run")
+    stop: Optional[Time] = fld(None, "When the source stops offering data; after the entry's last start.",
+                               default_doc="the end of the run")
     packet_size: Size = fld(doc="IP packet size (seed 003 voice: \"186B\").", ge=1, le=65535)
     interval: Interval = fld(doc="Inter-departure time distribution.")
 
@@ -301,7 +326,8 @@ class RpcFlow(_FlowEntry):
     count: int = fld(1, "Number of clients (one application each, over the pairs).", ge=1, le=100_000)
     start: Time = fld(0, "When arrivals begin.", default_doc='"0s"')
     start_spacing: Time = fld(0, "Client j's arrivals begin `j * start_spacing` after `start`.", default_doc='"0s"')
-    stop: Optional[Time] = fld(None, "No arrival at or after this time (transactions under way continue).",
+    stop: Optional[Time] = fld(None, "No arrival at or after this time (transactions under way continue); after "
+                                     "the entry's last start.",
                                default_doc="the end of the run (then `duration` is required, except for "
                                            "`process = \"times\"`)")
     request: Optional[Size] = fld(None, "Request size, client to server (seed 001: 200 B).",

@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 import tomli_w
-from pydantic import model_validator
+from pydantic import PrivateAttr, model_validator
 
 from tcplab import _core, units
 from tcplab.scenario.base import Model, fld
+from tcplab.scenario.corecheck import core_problems
 from tcplab.scenario.errors import ScenarioError, near
 from tcplab.scenario.flows import Flow, RpcFlow, TcpFlow, UdpFlow
 from tcplab.scenario.locate import located, parse_toml, read_text
@@ -100,100 +101,131 @@ class Scenario(Model):
                                        "(seed 002's short- and long-lived flows).", default_doc="none")
     record: Record = fld(doc="Time series to record.", factory=Record, default_doc="none")
 
+    #: ``(text, file)`` of the scenario file this came from, to locate warnings.
+    _source: Optional[tuple[str, str]] = PrivateAttr(default=None)
+
+    def __eq__(self, other: object) -> bool:
+        """Equal tables; where a scenario was read from does not count."""
+        if not isinstance(other, Scenario):
+            return NotImplemented
+        return type(self) is type(other) and self.__dict__ == other.__dict__
+
+    __hash__ = None  # type: ignore[assignment]
+
     # ---- validation across tables
 
     @model_validator(mode="after")
     def _tables_agree(self) -> "Scenario":
+        problems: list[ScenarioError] = []
+        note = problems.append
         if self.warmup is not None and (self.duration is None or self.warmup >= self.duration):
             shown = "unset" if self.duration is None else units.format_time(int(self.duration))
-            raise ScenarioError("warmup", f"must be shorter than duration ({shown})",
-                                value=units.format_time(int(self.warmup)), accepted="a time below `duration`")
+            note(ScenarioError("warmup", f"must be shorter than duration ({shown})",
+                               value=units.format_time(int(self.warmup)), accepted="a time below `duration`"))
         if not self.flows and self.workload is None:
-            raise ScenarioError("flows", "at least one flow is required",
-                                accepted="one or more [[flows]] entries, or a [workload]")
+            note(ScenarioError("flows", "at least one flow is required",
+                               accepted="one or more [[flows]] entries, or a [workload]"))
         topo = self.topology
-        self._check_workload()
+        workload_ok = self._check_workload(note)
         nodes = self._node_names()
         known = set(nodes)
         names: dict[str, int] = {}
         groups: set[str] = set()
         for i, flow in enumerate(self.flows):
+            ends_ok = True
             for end in ("src", "dst"):
                 value = getattr(flow, end)
                 key = type(flow).model_fields[end].alias or end  # rpc entries say server / client
                 if value is None:
                     if isinstance(topo, (Graph, ParkingLot)):
-                        raise ScenarioError(f"flows[{i}].{key}", f"is required when the topology is a {topo.kind}",
-                                            accepted=", ".join(nodes))
+                        note(ScenarioError(f"flows[{i}].{key}", f"is required when the topology is a {topo.kind}",
+                                           accepted=", ".join(nodes)))
+                        ends_ok = False
                     continue
                 for j, node in enumerate([value] if isinstance(value, str) else value):
                     if node not in known:
                         where = f"flows[{i}].{key}" + ("" if isinstance(value, str) else f"[{j}]")
-                        raise ScenarioError(where, "unknown node", value=node, accepted=short_list(nodes),
-                                            suggestion=near(node, nodes))
+                        note(ScenarioError(where, "unknown node", value=node, accepted=short_list(nodes),
+                                           suggestion=near(node, nodes)))
+                        ends_ok = False
             for name, src, dst in self._endpoints(i, flow):
                 if name in names:
-                    raise ScenarioError(f"flows[{i}].name", f"duplicate flow name (also made by flows[{names[name]}])",
-                                        value=name)
+                    note(ScenarioError(f"flows[{i}].name", f"duplicate flow name (also made by flows[{names[name]}])",
+                                       value=name))
+                    break
                 names[name] = i
-                if src == dst:
+                if ends_ok and src == dst:
                     key = type(flow).model_fields["dst"].alias or "dst"
-                    raise ScenarioError(f"flows[{i}].{key}", "a flow cannot go from a node to itself", value=dst)
+                    note(ScenarioError(f"flows[{i}].{key}", "a flow cannot go from a node to itself", value=dst))
+                    break
             if isinstance(flow, RpcFlow):
-                self._check_rpc(i, flow)
+                self._check_rpc(i, flow, note)
             if flow.group:
                 groups.add(flow.group)
             if flow.name and flow.count > 1:
                 groups.add(flow.name)
-        for name in self.workload.flow_names() if self.workload is not None else []:
+        for name in self.workload.flow_names() if self.workload is not None and workload_ok else []:
             if name in names:
-                raise ScenarioError(f"flows[{names[name]}].name", "clashes with a flow the [workload] generates",
-                                    value=name)
+                note(ScenarioError(f"flows[{names[name]}].name", "clashes with a flow the [workload] generates",
+                                   value=name))
             names[name] = -1
         links = self._link_names()
         link_set = set(links)
         for j, lk in enumerate(self.record.queue):
             if lk != "*" and lk not in link_set:
-                raise ScenarioError(f"record.queue[{j}]", "unknown link", value=lk, accepted="\"*\", " + short_list(links),
-                                    suggestion=near(lk, links))
+                note(ScenarioError(f"record.queue[{j}]", "unknown link", value=lk, accepted="\"*\", " + short_list(links),
+                                   suggestion=near(lk, links)))
         for j, fl in enumerate(self.record.owd):
             if fl != "*" and fl not in names and fl not in groups:
                 options = sorted(groups) + list(names)
-                raise ScenarioError(f"record.owd[{j}]", "unknown flow or group", value=fl,
-                                    accepted="\"*\", " + short_list(options), suggestion=near(fl, options))
-        self._resolve_all_tcp()
-        self._check_link_layers(names, groups)
+                note(ScenarioError(f"record.owd[{j}]", "unknown flow or group", value=fl,
+                                   accepted="\"*\", " + short_list(options), suggestion=near(fl, options)))
+        tcp_ok = self._resolve_all_tcp(note)
+        if tcp_ok:
+            self._check_link_layers(names, groups, note)
+        if problems:
+            raise ScenarioError.joined(problems)
         return self
 
-    def _check_workload(self) -> None:
-        """A ``[workload]`` needs a parking lot whose longest path leaves room for its mean RTT."""
+    def _check_workload(self, note: Callable[[ScenarioError], None]) -> bool:
+        """A ``[workload]`` needs a parking lot whose longest path leaves room for its mean RTT.
+
+        Returns whether the workload (if any) can be expanded into hosts and flows.
+        """
         w, topo = self.workload, self.topology
         if w is None:
-            return
+            return True
         if not isinstance(topo, ParkingLot):
-            raise ScenarioError("workload", "needs a parking-lot topology (its flows attach to the lot's routers)",
-                                value=f"topology.kind = \"{topo.kind}\"", accepted='topology.kind = "parking_lot"')
+            note(ScenarioError("workload", "needs a parking-lot topology (its flows attach to the lot's routers)",
+                               value=f"topology.kind = \"{topo.kind}\"", accepted='topology.kind = "parking_lot"'))
+            return False
         rev = topo.backbone_reverse or topo.backbone
         hop = (int(topo.backbone.delay) + int(rev.delay)) // 2  # type: ignore[arg-type]
         floor = 2 * (topo.routers - 1) * hop
+        ok = True
         if w.rtt_reading == "common_excess":
             mean_floor = 2 * hop * (topo.routers + 1) / 3
             if int(w.rtt_mean) <= mean_floor:
-                raise ScenarioError("workload.rtt_mean", "with rtt_reading = \"common_excess\" it must exceed the "
-                                    "mean propagation floor over the router pairs",
-                                    value=units.format_time(int(w.rtt_mean)),
-                                    accepted=f"more than {units.format_time(round(mean_floor))}")
+                note(ScenarioError("workload.rtt_mean", "with rtt_reading = \"common_excess\" it must exceed the "
+                                   "mean propagation floor over the router pairs",
+                                   value=units.format_time(int(w.rtt_mean)),
+                                   accepted=f"more than {units.format_time(round(mean_floor))}"))
+                ok = False
         elif int(w.rtt_mean) <= floor:
-            raise ScenarioError("workload.rtt_mean", f"must exceed the longest path's propagation floor, 2 x "
-                                f"{topo.routers - 1} hops x {units.format_time(hop)}", value=units.format_time(
-                                    int(w.rtt_mean)), accepted=f"more than {units.format_time(floor)}")
+            note(ScenarioError("workload.rtt_mean", f"must exceed the longest path's propagation floor, 2 x "
+                               f"{topo.routers - 1} hops x {units.format_time(hop)}", value=units.format_time(
+                                   int(w.rtt_mean)), accepted=f"more than {units.format_time(floor)}"))
+            ok = False
         if self.duration is None and any(c.mode == "sessions" for c in w.classes):
-            raise ScenarioError("duration", "a workload class with mode = \"sessions\" fetches objects until the "
-                                "duration", value="unset", accepted="a duration, e.g. \"1800s\"")
+            note(ScenarioError("duration", "a workload class with mode = \"sessions\" fetches objects until the "
+                               "duration", value="unset", accepted="a duration, e.g. \"1800s\""))
+            ok = False
         hosts = set(topo.node_names())
         for h in w.host_names():
             if h in hosts:
-                raise ScenarioError("topology.hosts", "a listed host clashes with one the [workload] generates", value=h)
+                note(ScenarioError("topology.hosts", "a listed host clashes with one the [workload] generates", value=h))
+                return False
+        return ok
 
     def _node_names(self) -> list[str]:
         """Every node, including the hosts a ``[workload]`` generates."""
@@ -205,18 +237,18 @@ class Scenario(Model):
         extra = self.workload.link_names() if self.workload is not None else []
         return self.topology.link_names() + extra
 
-    def _check_rpc(self, i: int, flow: RpcFlow) -> None:
+    def _check_rpc(self, i: int, flow: RpcFlow, note: Callable[[ScenarioError], None]) -> None:
         """What an ``rpc`` entry needs from the rest of the scenario: an end, and the load's link."""
         arr = flow.arrivals
         if arr.process != "times" and flow.stop is None and self.duration is None:
-            raise ScenarioError(f"flows[{i}].stop", f"arrivals of process = \"{arr.process}\" never end: give the "
-                                "entry a stop time or the scenario a duration", accepted="a time like '300s'")
+            note(ScenarioError(f"flows[{i}].stop", f"arrivals of process = \"{arr.process}\" never end: give the "
+                               "entry a stop time or the scenario a duration", accepted="a time like '300s'"))
         if arr.load is not None:
             link = arr.link or "bottleneck"
             links = self._link_names()
             if link not in links:
-                raise ScenarioError(f"flows[{i}].arrivals.link", "no such link to measure the offered load against",
-                                    value=link, accepted=short_list(links), suggestion=near(link, links))
+                note(ScenarioError(f"flows[{i}].arrivals.link", "no such link to measure the offered load against",
+                                   value=link, accepted=short_list(links), suggestion=near(link, links)))
 
     def _largest_packet(self) -> int:
         """The largest IP packet any flow sends: MSS + headers (TCP, rpc) or the packet size (UDP)."""
@@ -231,7 +263,7 @@ class Scenario(Model):
                 sizes.append(int(flow.packet_size))
         return max(sizes)
 
-    def _check_link_layers(self, names: dict[str, int], groups: set[str]) -> None:
+    def _check_link_layers(self, names: dict[str, int], groups: set[str], note: Callable[[ScenarioError], None]) -> None:
         """A link layer's map names existing flows or groups; its MAC buffer holds the largest frame."""
         layered = self.topology.layered_links()
         if not layered:
@@ -240,20 +272,20 @@ class Scenario(Model):
         for path, link in layered:
             ll = link.link_layer
             for key in ll.map:
-                if key in names and isinstance(self.flows[names[key]], RpcFlow):
-                    raise ScenarioError(f"topology.{path}.link_layer.map.{key}",
-                                        "names an rpc entry: its transactions ride the first channel",
-                                        value=key, accepted="tcp or udp flows and groups")
-                if key not in names and key not in groups:
+                if key in names and names[key] >= 0 and isinstance(self.flows[names[key]], RpcFlow):
+                    note(ScenarioError(f"topology.{path}.link_layer.map.{key}",
+                                       "names an rpc entry: its transactions ride the first channel",
+                                       value=key, accepted="tcp or udp flows and groups"))
+                elif key not in names and key not in groups:
                     options = sorted(groups) + list(names)
-                    raise ScenarioError(f"topology.{path}.link_layer.map.{key}", "unknown flow or group", value=key,
-                                        accepted=short_list(options), suggestion=near(key, options))
+                    note(ScenarioError(f"topology.{path}.link_layer.map.{key}", "unknown flow or group", value=key,
+                                       accepted=short_list(options), suggestion=near(key, options)))
             frame = largest + int(ll.header_size)
             if int(ll.mac_buffer) < frame:
-                raise ScenarioError(f"topology.{path}.link_layer.mac_buffer",
-                                    f"cannot hold the largest frame ({frame} B: a {largest} B packet and a "
-                                    f"{int(ll.header_size)} B header)", value=units.format_size(int(ll.mac_buffer)),
-                                    accepted=f"at least {units.format_size(frame)}")
+                note(ScenarioError(f"topology.{path}.link_layer.mac_buffer",
+                                   f"cannot hold the largest frame ({frame} B: a {largest} B packet and a "
+                                   f"{int(ll.header_size)} B header)", value=units.format_size(int(ll.mac_buffer)),
+                                   accepted=f"at least {units.format_size(frame)}"))
 
     @staticmethod
     def _expand_link_layer_maps(topology: dict[str, Any], flows: list[dict[str, Any]]) -> None:
@@ -287,19 +319,33 @@ class Scenario(Model):
     def _first_index(self, i: int) -> int:
         return sum(f.count for f in self.flows[:i])
 
-    def _resolve_all_tcp(self) -> None:
+    def _resolve_all_tcp(self, note: Callable[[ScenarioError], None]) -> bool:
+        """Asks the core to resolve every TCP configuration; notes each refusal. True when all resolve."""
         base = self.tcp.to_core()
         cache: dict[str, None] = {}
-        check_tcp_resolves(base, "tcp", cache, list(base))
+        seen: set[str] = set()
+        ok = True
+
+        def check(spec: dict[str, Any], path: str, own: list[str], base_keys: list[str] | None = None) -> None:
+            nonlocal ok
+            try:
+                check_tcp_resolves(spec, path, cache, own, base_keys=base_keys)
+            except ScenarioError as e:
+                ok = False
+                if e.one_line() not in seen:  # a [tcp] problem every flow inherits is reported once
+                    seen.add(e.one_line())
+                    note(e)
+
+        check(base, "tcp", list(base))
         for i, flow in enumerate(self.flows):
             if isinstance(flow, (TcpFlow, RpcFlow)) and flow.tcp is not None:
                 over = flow.tcp.to_core()
-                check_tcp_resolves({**base, **over}, f"flows[{i}].tcp", cache, list(over), base_keys=list(base))
+                check({**base, **over}, f"flows[{i}].tcp", list(over), base_keys=list(base))
         for i, c in enumerate(self.workload.classes if self.workload is not None else []):
             if c.tcp is not None:
                 over = c.tcp.to_core()
-                check_tcp_resolves({**base, **over}, f"workload.classes[{i}].tcp", cache, list(over),
-                                   base_keys=list(base))
+                check({**base, **over}, f"workload.classes[{i}].tcp", list(over), base_keys=list(base))
+        return ok
 
     def validate(self) -> "Scenario":  # type: ignore[override]
         """Re-checks every field (after in-place edits) and normalises them in place.
@@ -439,13 +485,19 @@ class Scenario(Model):
 
     @classmethod
     def from_toml(cls, text: str, file: str = "<string>") -> "Scenario":
-        """Parses and validates TOML text; errors name ``file`` and the line.
+        """Parses and validates TOML text, with the core's checks too (:meth:`check_core`);
+        every problem is reported, each naming ``file`` and its line.
+
+        This is the one validation of a scenario file: ``tcplab check``, ``tcplab run``
+        and :func:`load` all come through here, so what one accepts the others do.
 
         Example:
-            >>> Scenario.from_toml('name = 3')
+            >>> Scenario.from_toml('name = 3\\n[[flows]]\\nbytes = 5\\n')
             Traceback (most recent call last):
             ...
-            tcplab.scenario.ScenarioError: <string>:1: name: must be a string; got 3
+            tcplab.scenario.ScenarioError: <string>: topology: is required (missing); accepted: a table with kind = dumbbell | graph | parking_lot
+            <string>:1: name: must be a string; got 3
+            <string>:3: flows[0].bytes: value without a unit; a size is written with its unit; got 5; accepted: a string like '180kB'
         """
         data = parse_toml(text, file)
         if "sweep" in data:
@@ -454,9 +506,81 @@ class Scenario(Model):
                 text, file,
             )
         try:
-            return cls.from_dict(data)
+            sc = cls.from_dict(data).check_core()
         except ScenarioError as e:
             raise located(e, text, file) from None
+        sc._source = (text, file)
+        return sc
+
+    def check_core(self, seed: int = 0) -> "Scenario":
+        """Asks the simulator core to check the scenario as a run would, without running it.
+
+        The core refuses what only it knows (a congestion control's parameter out of its
+        range, no route between a flow's ends, ...); every such problem is raised as one
+        :class:`ScenarioError` on the field that set the value (:mod:`.corecheck`).
+        Returns ``self``.
+
+        Example:
+            >>> sc = Scenario.from_toml(EXAMPLE_TOML)
+            >>> sc.cc = CcOptions(name="bbr", params={"cycle_start": 9})
+            >>> sc.check_core()
+            Traceback (most recent call last):
+            ...
+            tcplab.scenario.ScenarioError: cc.params.cycle_start: not accepted by congestion control 'bbr'; got 9; accepted: 0..=7
+        """
+        problems = core_problems(self, seed)
+        if problems:
+            raise ScenarioError.joined(problems)
+        return self
+
+    def warnings(self) -> list[ScenarioError]:
+        """What runs but is probably not what was meant, one problem each (located when
+        the scenario came from a file). Today: ``[[flows]]`` entries that leave ``src``
+        or ``dst`` unset on a dumbbell take the pairs from ``s0``/``d0`` again, each
+        entry on its own, so two such entries share hosts; when some pairs then carry
+        no flow at all, that is reported (docs/scenarios.md, "Flows").
+
+        Example:
+            >>> sc = Scenario.from_toml(EXAMPLE_TOML.replace("pairs = 1", "pairs = 4") + '[[flows]]\\nbytes = "1kB"\\n')
+            >>> [w.one_line() for w in sc.warnings()]  # doctest: +NORMALIZE_WHITESPACE
+            ['<string>:16: flows[1]: its flows take the default hosts from s0/d0 again, so they share s0/d0 with
+              flows[0] while pairs 1, 2, 3 carry no flow; set src and dst to spread them (e.g. src = "s1", dst = "d1")']
+        """
+        topo = self.topology
+        if not isinstance(topo, Dumbbell):
+            return []
+        pairs = topo.pairs
+        used: set[int] = set()
+        for flow in self.flows:  # pairs named explicitly
+            for end in (flow.src, flow.dst):
+                for node in [end] if isinstance(end, str) else (end or []):
+                    if node[:1] in "sd" and node[1:].isdigit():
+                        used.add(int(node[1:]))
+        by_default: list[tuple[int, set[int]]] = []
+        for i, flow in enumerate(self.flows):
+            if flow.src is None or flow.dst is None:
+                mine = {j % pairs for j in range(min(flow.count, pairs))}
+                by_default.append((i, mine))
+                used |= mine
+        unused = sorted(set(range(pairs)) - used)
+        out: list[ScenarioError] = []
+        taken: dict[int, int] = {}
+        for i, mine in by_default:
+            shared = sorted(k for k in mine if k in taken)
+            if shared and unused:
+                hosts = ", ".join(f"s{k}/d{k}" for k in shared[:3]) + (", ..." if len(shared) > 3 else "")
+                others = ", ".join(f"flows[{j}]" for j in sorted({taken[k] for k in shared}))
+                spare = ", ".join(str(k) for k in unused[:5]) + (", ..." if len(unused) > 5 else "")
+                out.append(ScenarioError(
+                    f"flows[{i}]", f"its flows take the default hosts from s0/d0 again, so they share {hosts} with "
+                    f"{others} while pairs {spare} carry no flow; set src and dst to spread them "
+                    f"(e.g. src = \"s{unused[0]}\", dst = \"d{unused[0]}\")"))
+            for k in mine:
+                taken.setdefault(k, i)
+        if self._source is not None:
+            text, file = self._source
+            out = [located(w, text, file) for w in out]
+        return out
 
     @classmethod
     def load(cls, path: str | Path) -> "Scenario":

@@ -148,6 +148,22 @@ class Red(Model):
 _MS = 1_000_000
 
 
+def _check_target(q: Any) -> Any:
+    """CoDel's ``target`` is a fraction of its ``interval`` (RFC 8289 §4.4: 5-10%); above it CoDel never drops.
+
+    Example:
+        >>> FqCodel(target="200ms", interval="100ms")
+        Traceback (most recent call last):
+        ...
+        tcplab.scenario.ScenarioError: target: must not exceed interval (100ms); got '200ms'; accepted: a time up to 100ms (RFC 8289 §4.4: 5-10% of interval)
+    """
+    if int(q.target) > int(q.interval):
+        limit = units.format_time(int(q.interval))
+        raise ScenarioError("target", f"must not exceed interval ({limit})", value=units.format_time(int(q.target)),
+                            accepted=f"a time up to {limit} (RFC 8289 §4.4: 5-10% of interval)")
+    return q
+
+
 class Codel(Model):
     """CoDel (``kind = "codel"``; RFC 8289), with Linux ``tc qdisc codel`` defaults.
 
@@ -160,7 +176,8 @@ class Codel(Model):
 
     kind: Literal["codel"] = "codel"
     limit: Packets = fld(1000, "Queue limit; arrivals beyond it are tail-dropped (Linux default).", ge=1)
-    target: Time = fld(5 * _MS, "Acceptable standing sojourn time (RFC 8289 §4.4).", ge=1)
+    target: Time = fld(5 * _MS, "Acceptable standing sojourn time, at most `interval` (RFC 8289 §4.4: 5-10% of "
+                                "it).", ge=1)
     interval: Time = fld(100 * _MS, "Window the sojourn time must stay above target before CoDel drops, and the "
                                     "base of its control law interval/sqrt(count) (RFC 8289 §4.3).", ge=1)
     ecn: bool = fld(False, "Mark ECN-capable packets CE instead of dropping them (Linux default off).")
@@ -168,6 +185,10 @@ class Codel(Model):
                                              "(Linux `ce_threshold`).", default_doc="off")
     mtu: Size = fld(1514, "No drop while the backlog is at most this (RFC 8289 MAXPACKET; Linux `psched_mtu`).",
                     ge=1)
+
+    @model_validator(mode="after")
+    def _target_within_interval(self) -> "Codel":
+        return _check_target(self)
 
     def to_core(self) -> dict[str, Any]:
         """The core's ``QueueConfig::Codel`` (``net/queue/codel.rs``)."""
@@ -193,13 +214,18 @@ class FqCodel(Model):
                          ge=1)
     flows: int = fld(1024, "Number of flow queues (hash buckets).", ge=1, le=65536)
     quantum: Size = fld(1514, "DRR quantum (Linux `psched_mtu`; Linux minimum 256 B).", ge=256)
-    target: Time = fld(5 * _MS, "CoDel target sojourn time per queue (RFC 8290 §5.2.3).", ge=1)
+    target: Time = fld(5 * _MS, "CoDel target sojourn time per queue, at most `interval` (RFC 8290 §5.2.3; "
+                                "RFC 8289 §4.4).", ge=1)
     interval: Time = fld(100 * _MS, "CoDel interval per queue (RFC 8290 §5.2.3).", ge=1)
     ecn: bool = fld(True, "Mark ECN-capable packets CE instead of dropping (Linux default on).")
     ce_threshold: Optional[Time] = fld(None, "Mark ECN-capable packets whose sojourn exceeds this "
                                              "(Linux `ce_threshold`).", default_doc="off")
     drop_batch_size: int = fld(64, "Most packets dropped from the fattest flow per overflow (Linux default).", ge=1)
     mtu: Size = fld(1514, "CoDel never drops while the qdisc holds at most this (Linux `psched_mtu`).", ge=1)
+
+    @model_validator(mode="after")
+    def _target_within_interval(self) -> "FqCodel":
+        return _check_target(self)
 
     def to_core(self) -> dict[str, Any]:
         """The core's ``QueueConfig::FqCodel`` (``net/queue/fq_codel.rs``)."""

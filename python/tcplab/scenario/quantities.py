@@ -2,10 +2,12 @@
 
 Each type here is an ``Annotated`` marker that gives pydantic three things at once:
 
-- **validation**: a file (validated with ``context={"strict_units": True}``) must write
-  quantities as strings with units (``"2Mbps"``, ``"70ms"``, ``"180kB"``, ``"48pkt"``),
-  parsed exactly by :mod:`tcplab.units`; the Python API also takes integers in the base
-  unit (bit/s, nanoseconds, bytes, packets). Failures raise
+- **validation**: a file and the Python builders (validated with
+  ``context={"strict_units": True}``) must write quantities as strings with units
+  (``"2Mbps"``, ``"70ms"``, ``"180kB"``, ``"48pkt"``), parsed exactly by
+  :mod:`tcplab.units`; only the re-check of values already resolved
+  (:meth:`~tcplab.scenario.base.Model.revalidated`) takes integers in the base unit
+  (bit/s, nanoseconds, bytes, packets). Failures raise
   :class:`~tcplab.scenario.errors.ScenarioError` with the wording of the file format;
 - **serialisation**: ``model_dump(mode="json")`` writes the value back with its unit,
   which is what :meth:`Model.to_dict` / ``to_toml`` emit;
@@ -20,12 +22,12 @@ Example:
     ...     rate: Rate
     >>> L(rate="2Mbps").rate, L(rate=2_000_000).model_dump(mode="json")
     (2000000, {'rate': '2Mbps'})
-    >>> L.model_validate({"rate": 5}, context={"strict_units": True})
+    >>> L.model_validate({"rate": 5}, context={"strict_units": True})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     pydantic_core._pydantic_core.ValidationError: 1 validation error for L
     rate
-      Value error, value without a unit; a rate is written with its unit [type=value_error, input_value=5, input_type=int]
+      Value error, value without a unit; a rate is written with its unit; got 5; accepted: a string like '2Mbps' ...
 """
 
 from __future__ import annotations
@@ -279,9 +281,17 @@ class _InitialWindowType(_Checked):
     def check(self, value: Any, strict: bool) -> int | str:
         if value == "rfc3390":
             return value
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ScenarioError("", "the initial window must be at least 1 segment", value=value,
-                                accepted="an integer number of segments >= 1, or \"rfc3390\"")
+        accepted = "an integer number of segments >= 1, or \"rfc3390\""
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            raise ScenarioError("", "the initial window must be a number of segments", value=value, accepted=accepted)
+        if isinstance(value, str):
+            raise ScenarioError("", "unknown initial window", value=value, accepted=accepted,
+                                suggestion="rfc3390" if near(value, ["rfc3390"]) else None)
+        if isinstance(value, float):
+            raise ScenarioError("", "the initial window must be a whole number of segments", value=value,
+                                accepted=accepted)
+        if value < 1:
+            raise ScenarioError("", "the initial window must be at least 1 segment", value=value, accepted=accepted)
         return value
 
     def json_schema(self) -> dict[str, Any]:

@@ -22,8 +22,8 @@ from tcplab.scenario.errors import _unwrap, _variants, range_text
 from tcplab.scenario.experiment import SweepTable
 from tcplab.scenario.flows import Arrivals, Interval, RpcFlow, SizeDist, TcpFlow, UdpFlow
 from tcplab.scenario.model import EXAMPLE_TOML, Scenario
-from tcplab.scenario.network import (Access, Bernoulli, Dama, DropTail, Dumbbell, Graph, GraphLink, Link, LotHost,
-                                     Markov, ParkingLot, Red, Slacp, SlacpChannel)
+from tcplab.scenario.network import (Access, Bernoulli, Codel, Dama, DropTail, Dumbbell, FqCodel, Graph, GraphLink, Link,
+                                     LotHost, Markov, ParkingLot, Pie, Red, Slacp, SlacpChannel)
 from tcplab.scenario.record import Record
 from tcplab.scenario.tcp import TCP_KINDS, CcOptions, TcpOptions, profile_value
 from tcplab.scenario.workload import FlowClass, Workload
@@ -42,6 +42,9 @@ SECTIONS: list[tuple[str, type[BaseModel]]] = [
     ("Access links: `sender_access`, `receiver_access`", Access),
     ("Queue `kind = \"drop_tail\"`", DropTail),
     ("Queue `kind = \"red\"`", Red),
+    ("Queue `kind = \"codel\"`", Codel),
+    ("Queue `kind = \"fq_codel\"`", FqCodel),
+    ("Queue `kind = \"pie\"`", Pie),
     ("Error model `kind = \"bernoulli\"`", Bernoulli),
     ("Error model `kind = \"markov\"`", Markov),
     ("MAC `kind = \"dama\"` (a link's `mac`)", Dama),
@@ -204,6 +207,19 @@ def reference_markdown() -> str:
         "unit, an unknown field or an impossible value is an error naming the file, the line,",
         "the field, the value and what is accepted, and nothing runs.",
         "",
+        "`tcplab check FILE` and `tcplab run FILE` validate a file the same way (one code path),",
+        "and both report every problem they find at once, one line each, with exit code 2:",
+        "first every problem of a single field (unit, type, range, unknown key, a flow whose",
+        "`stop` is not after its start, a CoDel `target` above its `interval`); when every",
+        "field is well formed, every problem between tables (a flow naming an unknown node, a",
+        "duplicate name) and then everything the simulator core refuses, checked by the core",
+        "itself without running (a congestion-control parameter out of its range, such as",
+        "CUBIC's `beta = 7`; no route between a flow's ends), each on the line that set the",
+        "value. The file must be a regular file (a FIFO or a device is refused at once) in",
+        "UTF-8; a byte order mark at its start is accepted. The Python builders",
+        "(`tcplab.Link(...)` and the others) apply the same rules: `Link(delay=30)` is refused",
+        "for its missing unit, as the file would be.",
+        "",
         "Editors validate and complete scenario files as you type with the JSON Schema",
         "`schema/scenario.schema.json` (`tcplab schema` prints it); see the README.",
         "",
@@ -222,6 +238,33 @@ def reference_markdown() -> str:
         out += [f"## {title}", "", summary, "", "| field | type | default | meaning |", "|---|---|---|---|"]
         out += _rows(model)
         out.append("")
+    out += [
+        "## Default hosts of `[[flows]]` entries",
+        "",
+        "On a dumbbell, an entry that leaves `src` and `dst` unset spreads its flows over the",
+        "pairs: its flow `j` goes from `s<j mod pairs>` to `d<j mod pairs>`. Each entry counts",
+        "from `s0`/`d0` on its own, so two such entries share the first hosts. That is kept",
+        "(every file resolves as it always has, and the bundled examples and studies rely on",
+        "it), but when entries share hosts while some pairs carry no flow at all, `tcplab",
+        "check` and `tcplab run` print a warning on the entry's line (`tcplab.run` issues a",
+        "`tcplab.ScenarioWarning`) and name the idle pairs; give the entry `src` and `dst` (a",
+        "name or a list cycled over its flows) to place its flows.",
+        "",
+        "```toml",
+        "[topology]",
+        "kind = \"dumbbell\"",
+        "pairs = 4",
+        "# ...",
+        "[[flows]]        # s0 -> d0 and s1 -> d1",
+        "count = 2",
+        "[[flows]]        # warned: s0 -> d0 again while pairs 2 and 3 stay idle",
+        "bytes = \"1MB\"",
+        "[[flows]]        # placed explicitly",
+        "src = \"s3\"",
+        "dst = \"d3\"",
+        "```",
+        "",
+    ]
     out += ["## TCP profiles", "", "Values of every knob per profile (from the core's registry).", ""]
     profiles = registry.profile_names()
     out.append("| knob | " + " | ".join(f"`{p}`" for p in profiles) + " |")

@@ -5,8 +5,7 @@ test fails when they drift). With Taplo / Even Better TOML (a ``#:schema`` direc
 the top of a file, or ``.taplo.toml``), an editor then completes keys, shows each
 field's meaning, unit, range and default on hover, and underlines bad fields.
 
-The schema describes the **file** form: quantities are strings with units (the Python
-API's integers in base units are not part of it). It is pydantic's
+The schema describes the **file** form: quantities are strings with units. It is pydantic's
 ``model_json_schema`` of :class:`~tcplab.scenario.Scenario`, post-processed for TOML:
 ``null`` alternatives removed (TOML has no null: leaving a key out means "unset"),
 ``kind``-tagged unions written as ``if kind = X then X`` (so an editor flags the bad

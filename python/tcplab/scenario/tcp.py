@@ -195,7 +195,7 @@ def merge_cc(base: CcOptions, over: CcOptions | None) -> dict[str, Any]:
     """A flow's CC: its name wins; parameters merge when the name is the same.
 
     Example:
-        >>> merge_cc(CcOptions(name="cubic", params={"beta": 0.8}), CcOptions(params={"c": 0.5}))["params"]
+        >>> merge_cc(CcOptions(name="cubic", params={"beta": 0.8}), CcOptions(name="cubic", params={"c": 0.5}))["params"]
         {'beta': 0.8, 'c': 0.5}
     """
     if over is None:

@@ -81,12 +81,18 @@ def host_profile(doc: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
 
     The emulator runs this host's kernel, which has PRR (Linux 3.2), RACK-TLP (4.4), the
     per-ACK RTT estimator and cwnd-based reductions: the ``sim`` engine models it with
-    the profile that has them. ``doc`` is a scenario document (TOML tables as dicts).
+    the profile that has them. The switch also changes the start-up wherever ``doc``
+    leaves it to the profile: RFC 3390's initial window (3 segments at MSS 1448 and
+    1460) becomes IW10 (Linux 2.6.39) and the 3 s initial RTO (RFC 2988) becomes 1 s
+    (Linux 3.1, RFC 6298), as this kernel starts; the note says so. ``doc`` is a
+    scenario document (TOML tables as dicts).
 
     Example:
         >>> doc, notes = host_profile({"tcp": {"profile": "linux-2.6", "sack": False}})
         >>> doc, notes[0][:32]
         ({'tcp': {'profile': 'linux', 'sack': False}}, 'tcp.profile linux-2.6 -> linux: ')
+        >>> "RFC 3390's 3 segments -> IW10" in notes[0], "3 s -> 1 s initial RTO" in notes[0]
+        (True, True)
     """
     d = copy.deepcopy(doc)
     tcp = d.get("tcp") or {}
@@ -94,7 +100,9 @@ def host_profile(doc: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         return d, []
     tcp["profile"] = "linux"
     return d, ["tcp.profile linux-2.6 -> linux: this kernel has PRR (Linux 3.2) and RACK-TLP (4.4), "
-               "which the seed's 2.6 kernels lacked"]
+               "which the seed's 2.6 kernels lacked; it also starts as this kernel does where the scenario "
+               "leaves the start-up to the profile: RFC 3390's 3 segments -> IW10 (Linux 2.6.39) and a "
+               "3 s -> 1 s initial RTO (Linux 3.1, RFC 6298)"]
 
 
 def host_kernel() -> str:

@@ -64,6 +64,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import time
 from dataclasses import asdict, dataclass, is_dataclass
 from pathlib import Path
@@ -71,7 +72,8 @@ from typing import Any, Callable, Iterator
 
 import pandas as pd
 
-from tcplab.executor import Progress, check_scheduler, dispatch
+from tcplab.executor import Interrupted, Progress, check_scheduler, dispatch
+from tcplab.results import damage, digests
 
 __all__ = ["BlockTask", "TaskStore", "execute", "task_key", "check_scheduler", "Progress", "StudyDefinition",
            "StudyResult", "run_study", "attach_ledger", "collect", "task_frame", "write_table", "write_json", "git_revision", "now"]
@@ -143,11 +145,20 @@ class TaskStore:
         self.dir = Path(root) / "tasks"
         self.dir.mkdir(parents=True, exist_ok=True)
 
-    def finished(self) -> set[str]:
-        """Keys of complete tasks (stale temporary directories are removed)."""
+    def finished(self, verify: bool = False) -> set[str]:
+        """Keys of complete tasks (stale temporary directories are removed); with ``verify``,
+        a task whose files are damaged (:func:`tcplab.results.damage`) is removed, with a
+        one-line note, to run again."""
         for stale in self.dir.glob(".tmp-*"):
             shutil.rmtree(stale, ignore_errors=True)
-        return {p.name for p in self.dir.iterdir() if (p / "task.json").is_file()}
+        keys = {p.name for p in self.dir.iterdir() if (p / "task.json").is_file()}
+        for key in sorted(keys) if verify else ():
+            why = damage(self.dir / key, "task.json")
+            if why is not None:
+                print(f"note: {self.dir / key}: {why}; the task is done again", file=sys.stderr)
+                shutil.rmtree(self.dir / key, ignore_errors=True)
+                keys.discard(key)
+        return keys
 
     def write(self, key: str, tables: dict[str, pd.DataFrame], info: dict[str, Any]) -> None:
         """Writes one task's tables and ``task.json`` under a temporary name, then renames."""
@@ -156,7 +167,7 @@ class TaskStore:
         tmp.mkdir(parents=True)
         for name, df in tables.items():
             df.to_parquet(tmp / f"{name}.parquet", index=False)
-        (tmp / "task.json").write_text(json.dumps(info, sort_keys=True, default=str))
+        (tmp / "task.json").write_text(json.dumps({**info, "sha256": digests(tmp)}, sort_keys=True, default=str))
         for p in tmp.iterdir():  # durable before the rename publishes the task
             with open(p, "rb") as fh:
                 os.fsync(fh.fileno())
@@ -360,17 +371,21 @@ def run_study(
     started = now()
     store = TaskStore(out)
     tasks = definition.plan(params)
-    done = store.finished()
+    done = store.finished(verify=True)
     todo = [t for t in tasks if t.key not in done]
     failures: list[dict[str, Any]] = []
-    for task, result, error in execute(todo, definition.block, jobs=jobs, scheduler=scheduler, progress=progress,
-                                       label=definition.name):
-        if error is not None or result is None:
-            failures.append({"task": task.key, "spec": task.spec, "error": error})
-            continue
-        tables = {name: task_frame(definition, task.spec, cols) for name, cols in result.items()
-                  if not name.startswith("_")}
-        store.write(task.key, tables, {"spec": task.spec, "wall_s": result.get("_wall_s"), "runs": task.runs})
+    try:
+        for task, result, error in execute(todo, definition.block, jobs=jobs, scheduler=scheduler, progress=progress,
+                                           label=definition.name):
+            if error is not None or result is None:
+                failures.append({"task": task.key, "spec": task.spec, "error": error})
+                continue
+            tables = {name: task_frame(definition, task.spec, cols) for name, cols in result.items()
+                      if not name.startswith("_")}
+            store.write(task.key, tables, {"spec": task.spec, "wall_s": result.get("_wall_s"), "runs": task.runs})
+    except KeyboardInterrupt:  # Ctrl-C: every finished task is on disk; the next session resumes
+        kept = store.finished()
+        raise Interrupted(sum(t.runs for t in tasks if t.key in kept), sum(t.runs for t in tasks)) from None
     t_sim = time.perf_counter()
 
     finished = store.finished()

@@ -448,7 +448,7 @@ class Equivalent(Form):
 
     def __post_init__(self) -> None:
         if not self.margin > 0:
-            raise ValueError(f"Equivalent.margin: expected a margin > 0, got {self.margin!r}")
+            raise ValueError(f"{type(self).__name__}.margin: expected a margin > 0, got {self.margin!r}")
 
     def decide(self, est: dict[str, Any], per_config: Sequence[dict[str, Any]] = ()) -> str:
         if not _ok(est):
@@ -492,9 +492,10 @@ class Differs(Form):
     margin: float
     kind = "difference"
 
-    def __post_init__(self) -> None:
-        if not self.margin > 0:
-            raise ValueError(f"Differs.margin: expected a margin > 0, got {self.margin!r}")
+    # The margin's check and the replications that would settle the verdict are
+    # Equivalent's: both decide by where the interval lies against ±margin.
+    __post_init__ = Equivalent.__post_init__
+    needed = Equivalent.needed
 
     def decide(self, est: dict[str, Any], per_config: Sequence[dict[str, Any]] = ()) -> str:
         if not _ok(est):
@@ -508,12 +509,6 @@ class Differs(Form):
         if -m <= lo and hi <= m:
             return CONTRADICTED
         return INCONCLUSIVE
-
-    def needed(self, est: dict[str, Any], per_config: Sequence[dict[str, Any]] = ()) -> int | None:
-        if est.get("exact") or not _ok(est):
-            return None
-        v = est["value"]
-        return reps_needed(est, math.copysign(self.margin, v) if v != 0 else self.margin)
 
     def describe(self, unit: str) -> str:
         m = _q(self.margin, unit)

@@ -83,7 +83,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from tcplab.executor import ProgressGroup
+from tcplab.executor import Interrupted, ProgressGroup
 from tcplab.studies import findings as fnd
 
 __all__ = ["SCHEMA", "VERDICTS", "StudyOutcome", "SuiteResult", "run_all", "aggregate", "validate", "diff",
@@ -172,6 +172,9 @@ def run_all(out: str | Path, preset: str | None = None, reps_scale: float = 1.0,
             try:
                 res = study.run(out / study.name, jobs=jobs, scheduler=scheduler, progress=progress,
                                 **outcome.settings)
+            except Interrupted as e:  # Ctrl-C: the studies before this one are complete, its finished runs kept
+                e.of = f"study {study.name}"
+                raise
             except (RuntimeError, ValueError, OSError) as e:  # recorded; the other studies still run
                 outcome.status, outcome.error = "failed", f"{type(e).__name__}: {e}"
             else:

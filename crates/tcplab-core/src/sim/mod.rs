@@ -111,6 +111,20 @@ enum Flow {
     Udp(Box<UdpFlow>),
 }
 
+/// Events between two calls of a run's watcher (`Simulation::run_watched`), on
+/// average: a few milliseconds of wall time at the event rates of `tcplab bench`.
+pub const WATCH_EVERY: u32 = 1 << 14;
+
+/// How a stretch of the event loop ended.
+enum Progress {
+    /// Every event before the limit was handled.
+    Reached,
+    /// Every finite flow completed and nothing else keeps the run going.
+    Over,
+    /// The watcher asked to stop.
+    Stopped,
+}
+
 /// A simulation ready to run (or running).
 pub struct Simulation {
     name: String,
@@ -153,28 +167,51 @@ pub struct Simulation {
 }
 
 impl Simulation {
-    /// Builds a simulation, rejecting impossible scenarios with a message naming the field.
+    /// Builds a simulation, rejecting impossible scenarios with one line per problem
+    /// (lines joined by `'\n'`), each naming the field: every link and every flow is
+    /// checked, so a scenario with several problems reports them all at once.
     pub fn new(sc: &Scenario, seed: u64) -> Result<Simulation, String> {
+        Self::build(sc, seed).map_err(|problems| problems.join("\n"))
+    }
+
+    /// Every problem that keeps `sc` from running, one message each (empty: it runs).
+    /// The checks are those of `new`, which builds everything but runs nothing.
+    pub fn problems(sc: &Scenario, seed: u64) -> Vec<String> {
+        Self::build(sc, seed).err().unwrap_or_default()
+    }
+
+    fn build(sc: &Scenario, seed: u64) -> Result<Simulation, Vec<String>> {
         // Workload generators become hosts and flows first (`app::workload`).
-        let expanded = crate::app::workload::expand(sc, seed)?;
+        let expanded = crate::app::workload::expand(sc, seed).map_err(|e| vec![e])?;
         let sc = expanded.as_ref().unwrap_or(sc);
-        let graph = topology::expand(&sc.topology)?;
+        let graph = topology::expand(&sc.topology).map_err(|e| vec![e])?;
         if graph.nodes.len() > crate::net::packet::MAX_NODES {
-            return Err(format!("topology: {} nodes, at most {} are supported", graph.nodes.len(), crate::net::packet::MAX_NODES));
+            return Err(vec![format!(
+                "topology: {} nodes, at most {} are supported",
+                graph.nodes.len(),
+                crate::net::packet::MAX_NODES
+            )]);
         }
+        // Problems found so far: each link and each flow is checked before giving up.
+        let mut problems: Vec<String> = Vec::new();
         let mut routes = Routes::new(&graph);
         let mut links = Vec::with_capacity(graph.links.len());
         for (i, l) in graph.links.iter().enumerate() {
             let mut qcfg = l.params.queue.clone().unwrap_or_else(default_queue);
             qcfg.set_link_rate(l.params.rate);
             let hash_seed = RngStream::new(seed, &format!("link:{}:flow_hash", l.name)).next_u64();
-            let queue = qcfg.build_for_link(hash_seed).map_err(|e| format!("link '{}' queue: {e}", l.name))?;
-            let error: Option<Box<dyn ErrorModel>> = match &l.params.error {
-                None => None,
-                Some(e) => Some(
-                    e.build(RngStream::new(seed, &format!("link:{}:error", l.name)))
-                        .map_err(|m| format!("link '{}' error: {m}", l.name))?,
-                ),
+            let queue = qcfg.build_for_link(hash_seed).map_err(|e| format!("link '{}' queue: {e}", l.name));
+            let error = l.params.error.as_ref().map(|e| {
+                e.build(RngStream::new(seed, &format!("link:{}:error", l.name)))
+                    .map_err(|m| format!("link '{}' error: {m}", l.name))
+            });
+            let mac = l.params.mac.as_ref().map(|m| m.build(l.params.rate).map_err(|e| format!("link '{}' {e}", l.name)));
+            let (queue, error, mac): (_, Option<Box<dyn ErrorModel>>, _) = match (queue, error.transpose(), mac.transpose()) {
+                (Ok(q), Ok(e), Ok(m)) => (q, e, m),
+                (q, e, m) => {
+                    problems.extend([q.err(), e.err(), m.err()].into_iter().flatten());
+                    continue;
+                }
             };
             let mut link = Link::new(
                 i as LinkId,
@@ -187,8 +224,8 @@ impl Simulation {
                 error,
                 RngStream::new(seed, &format!("link:{}:queue", l.name)),
             );
-            if let Some(m) = &l.params.mac {
-                link.mac = Some(m.build(l.params.rate).map_err(|e| format!("link '{}' {e}", l.name))?);
+            if let Some(m) = mac {
+                link.mac = Some(m);
                 link.layered = true;
             }
             link.hashes_flows = qcfg.hashes_flows();
@@ -196,8 +233,12 @@ impl Simulation {
             link.marks_ecn = qcfg.marks_ecn();
             links.push(link);
         }
-        layered::build_link_layers(sc, &graph, &mut links)?;
-        layered::check_queues(&graph, &links)?;
+        if problems.is_empty() {
+            // Link layers and their queues need every link built.
+            if let Err(e) = layered::build_link_layers(sc, &graph, &mut links).and_then(|()| layered::check_queues(&graph, &links)) {
+                problems.push(e);
+            }
+        }
         let node = |field: &str, name: &str| {
             graph.node_index(name).ok_or_else(|| {
                 let shown = graph.nodes.iter().take(20).map(String::as_str).collect::<Vec<_>>().join(", ");
@@ -216,22 +257,49 @@ impl Simulation {
                 FlowSpec::Tcp(t) => {
                     let name = t.name.clone().unwrap_or_else(|| format!("flow{i}"));
                     let ctx = format!("flows[{i}] ('{name}')");
-                    let src = node(&format!("{ctx}.src"), &t.src)?;
-                    let dst = node(&format!("{ctx}.dst"), &t.dst)?;
-                    if src == dst {
-                        return Err(format!("{ctx}: src and dst are the same node"));
-                    }
-                    routes.prepare(dst);
-                    routes.prepare(src);
-                    if !routes.reachable(src, dst, &graph.ends) || !routes.reachable(dst, src, &graph.ends) {
-                        return Err(format!("{ctx}: no route between '{}' and '{}'", t.src, t.dst));
-                    }
-                    if t.bytes == Some(0) {
-                        return Err(format!("{ctx}.bytes must be at least 1"));
-                    }
-                    let cfg = t.tcp.resolve().map_err(|e| format!("{ctx}: {e}"))?;
-                    let w = Window::new(cfg.iw.bytes(cfg.mss), u64::MAX, cfg.mss, cfg.byte_counting, cfg.abc_limit);
-                    let cc = cc::build(&t.cc, &w).map_err(|e| format!("{ctx}.cc: {e}"))?;
+                    let ends = match (node(&format!("{ctx}.src"), &t.src), node(&format!("{ctx}.dst"), &t.dst)) {
+                        (Ok(src), Ok(dst)) if src == dst => Err(format!("{ctx}: src and dst are the same node")),
+                        (Ok(src), Ok(dst)) => {
+                            routes.prepare(dst);
+                            routes.prepare(src);
+                            if !routes.reachable(src, dst, &graph.ends) || !routes.reachable(dst, src, &graph.ends) {
+                                Err(format!("{ctx}: no route between '{}' and '{}'", t.src, t.dst))
+                            } else {
+                                Ok((src, dst))
+                            }
+                        }
+                        (a, b) => {
+                            problems.extend([a.err(), b.err()].into_iter().flatten());
+                            Err(String::new())
+                        }
+                    };
+                    let times = match t.stop {
+                        Some(stop) if stop <= t.start => Err(format!(
+                            "{ctx}.stop ({} s) must come after start ({} s): the flow would send nothing",
+                            stop.as_secs_f64(),
+                            t.start.as_secs_f64()
+                        )),
+                        _ => Ok(()),
+                    };
+                    let bytes = if t.bytes == Some(0) { Err(format!("{ctx}.bytes must be at least 1")) } else { Ok(()) };
+                    let cfg = t.tcp.resolve().map_err(|e| format!("{ctx}: {e}"));
+                    let cc = cfg.as_ref().ok().map(|cfg| {
+                        let w = Window::new(cfg.iw.bytes(cfg.mss), u64::MAX, cfg.mss, cfg.byte_counting, cfg.abc_limit);
+                        cc::build(&t.cc, &w).map_err(|e| format!("{ctx}.cc: {e}"))
+                    });
+                    let (src, dst, cfg, cc) = match (ends, times, bytes, cfg, cc) {
+                        (Ok((src, dst)), Ok(()), Ok(()), Ok(cfg), Some(Ok(cc))) => (src, dst, cfg, cc),
+                        (ends, times, bytes, cfg, cc) => {
+                            let cc = cc.and_then(|c| c.err());
+                            problems.extend(
+                                [ends.err(), times.err(), bytes.err(), cfg.err(), cc]
+                                    .into_iter()
+                                    .flatten()
+                                    .filter(|m| !m.is_empty()),
+                            );
+                            continue;
+                        }
+                    };
                     let per_packet_ce_echo = cc.needs_ecn();
                     let mut receiver = TcpReceiver::new(&cfg);
                     let sender = TcpSender::new(cfg, cc, t.bytes, None);
@@ -266,21 +334,41 @@ impl Simulation {
                 FlowSpec::Udp(u) => {
                     let name = u.name.clone().unwrap_or_else(|| format!("flow{i}"));
                     let ctx = format!("flows[{i}] ('{name}')");
-                    let src = node(&format!("{ctx}.src"), &u.src)?;
-                    let dst = node(&format!("{ctx}.dst"), &u.dst)?;
-                    routes.prepare(dst);
-                    if !routes.reachable(src, dst, &graph.ends) {
-                        return Err(format!("{ctx}: no route from '{}' to '{}'", u.src, u.dst));
-                    }
-                    if u.packet_bytes == 0 {
-                        return Err(format!("{ctx}.packet_bytes must be at least 1"));
-                    }
+                    let ends = match (node(&format!("{ctx}.src"), &u.src), node(&format!("{ctx}.dst"), &u.dst)) {
+                        (Ok(src), Ok(dst)) => {
+                            routes.prepare(dst);
+                            if !routes.reachable(src, dst, &graph.ends) {
+                                Err(format!("{ctx}: no route from '{}' to '{}'", u.src, u.dst))
+                            } else {
+                                Ok((src, dst))
+                            }
+                        }
+                        (a, b) => {
+                            problems.extend([a.err(), b.err()].into_iter().flatten());
+                            Err(String::new())
+                        }
+                    };
                     let mean = match u.interval {
                         Interval::Constant { mean } | Interval::Normal { mean, .. } | Interval::Exponential { mean } => mean,
                     };
-                    if mean.0 == 0 {
-                        return Err(format!("{ctx}.interval.mean must be positive"));
-                    }
+                    let checks = [
+                        (u.packet_bytes == 0).then(|| format!("{ctx}.packet_bytes must be at least 1")),
+                        (mean.0 == 0).then(|| format!("{ctx}.interval.mean must be positive")),
+                        u.stop.filter(|&stop| stop <= u.start).map(|stop| {
+                            format!(
+                                "{ctx}.stop ({} s) must come after start ({} s): the flow would send nothing",
+                                stop.as_secs_f64(),
+                                u.start.as_secs_f64()
+                            )
+                        }),
+                    ];
+                    let (src, dst) = match ends {
+                        Ok(ends) if checks.iter().all(Option::is_none) => ends,
+                        ends => {
+                            problems.extend(ends.err().into_iter().chain(checks.into_iter().flatten()).filter(|m| !m.is_empty()));
+                            continue;
+                        }
+                    };
                     if u.stop.is_none() {
                         unbounded = true;
                     }
@@ -314,48 +402,74 @@ impl Simulation {
         for (i, r) in rpc_specs {
             let name = r.name.clone().unwrap_or_else(|| format!("rpc{i}"));
             let ctx = format!("flows[{i}] ('{name}')");
-            let server = node(&format!("{ctx}.server"), &r.server)?;
-            let client = node(&format!("{ctx}.client"), &r.client)?;
+            let (server, client) = match (node(&format!("{ctx}.server"), &r.server), node(&format!("{ctx}.client"), &r.client)) {
+                (Ok(server), Ok(client)) => (server, client),
+                (a, b) => {
+                    problems.extend([a.err(), b.err()].into_iter().flatten());
+                    continue;
+                }
+            };
             if server == client {
-                return Err(format!("{ctx}: server and client are the same node"));
+                problems.push(format!("{ctx}: server and client are the same node"));
+                continue;
             }
             routes.prepare(server);
             routes.prepare(client);
             if !routes.reachable(client, server, &graph.ends) || !routes.reachable(server, client, &graph.ends) {
-                return Err(format!("{ctx}: no route between '{}' and '{}'", r.server, r.client));
+                problems.push(format!("{ctx}: no route between '{}' and '{}'", r.server, r.client));
+                continue;
+            }
+            if let Some(stop) = r.stop.filter(|&stop| stop <= r.start) {
+                problems.push(format!(
+                    "{ctx}.stop ({} s) must come after start ({} s): no transaction would arrive",
+                    stop.as_secs_f64(),
+                    r.start.as_secs_f64()
+                ));
+                continue;
             }
             if !crate::app::arrivals::Arrivals::bounded(&r.arrivals, r.stop) {
                 unbounded = true;
             }
-            let rate = |link: &str| links.iter().find(|l| l.name == link).map(|l| l.rate.0);
-            rpc_apps.push(RpcApp::new(r, name, &ctx, server, client, rate, seed)?);
+            let rate = |link: &str| graph.links.iter().find(|l| l.name == link).map(|l| l.params.rate);
+            match RpcApp::new(r, name, &ctx, server, client, rate, seed) {
+                Ok(app) => rpc_apps.push(app),
+                Err(e) => problems.push(e),
+            }
         }
-        let apps = Apps::new(rpc_apps, flows.len() as FlowId);
-        let mut record_queue = vec![false; links.len()];
+        let mut record_queue = vec![false; graph.links.len()];
         for q in &sc.record.queue {
-            let idx = links.iter().position(|l| &l.name == q).ok_or_else(|| {
-                format!("record.queue: unknown link '{q}'")
-            })?;
-            record_queue[idx] = true;
+            match graph.links.iter().position(|l| &l.name == q) {
+                Some(idx) => record_queue[idx] = true,
+                None => problems.push(format!("record.queue: unknown link '{q}'")),
+            }
         }
         let end = SimTime(sc.duration.unwrap_or(sc.max_duration).0);
         let window_start = match (sc.warmup, sc.duration) {
             (None, _) => SimTime::ZERO,
             (Some(w), None) => {
-                return Err(format!(
+                problems.push(format!(
                     "warmup ({} s) needs duration: the measurement window is [warmup, duration]",
                     w.as_secs_f64()
-                ))
+                ));
+                SimTime::ZERO
             }
             (Some(w), Some(d)) if w >= d => {
-                return Err(format!(
+                problems.push(format!(
                     "warmup ({} s) must be less than duration ({} s)",
                     w.as_secs_f64(),
                     d.as_secs_f64()
-                ))
+                ));
+                SimTime::ZERO
             }
             (Some(w), Some(_)) => SimTime(w.0),
         };
+        if sc.record.busy_sample_interval.is_some_and(|iv| iv.0 == 0) {
+            problems.push("record.busy_sample_interval must be positive".into());
+        }
+        if !problems.is_empty() {
+            return Err(problems);
+        }
+        let apps = Apps::new(rpc_apps, flows.len() as FlowId);
         let mut sim = Simulation {
             name: sc.name.clone(),
             seed,
@@ -397,9 +511,6 @@ impl Simulation {
             }
         }
         if let Some(iv) = sim.busy_interval {
-            if iv.0 == 0 {
-                return Err("record.busy_sample_interval must be positive".into());
-            }
             sim.sched.schedule_timer(SimTime(iv.0), Event::BusySample);
         }
         sim.apps.start(&mut sim.app_out);
@@ -444,16 +555,85 @@ impl Simulation {
     }
 
     /// Runs to the end and returns the results.
-    pub fn run(mut self) -> RunResult {
+    pub fn run(self) -> RunResult {
+        self.run_watched(|_| true).expect("a watcher that never stops the run")
+    }
+
+    /// The simulated time at which the run ends at the latest: `duration`, or
+    /// `max_duration` when it may end earlier (every finite flow completed).
+    pub fn end_time(&self) -> SimTime {
+        self.end
+    }
+
+    /// Runs to the end like `run`, calling `watch(now)` about every `WATCH_EVERY`
+    /// events with the simulated time; stops and returns `None` as soon as `watch`
+    /// returns false (an interrupt), `Some(results)` otherwise. The watcher sees the
+    /// run, it cannot change it: the results are those of `run`, bit for bit.
+    ///
+    /// The event loop pays nothing per event for it: the run goes in slices of
+    /// simulated time, each the existing `pop_before` bound of the loop, and the
+    /// watcher is called between slices. A slice doubles while it holds fewer than
+    /// `WATCH_EVERY / 2` events and shrinks in proportion when it held more than
+    /// `2 * WATCH_EVERY`; a stretch without events is skipped. Events keep their
+    /// order: every event before a slice's end is handled before any after it, as in
+    /// one pass. What the watcher does, e.g. reading the clock and
+    /// checking for Ctrl-C every 100 ms of wall time (`crates/tcplab-py`), is its own.
+    ///
+    /// Example:
+    ///
+    /// ```
+    /// # let sc = tcplab_core::bench::scenario("dumbbell-10x100M-60s").unwrap();
+    /// let sim = tcplab_core::sim::Simulation::new(&sc, 1).unwrap();
+    /// let mut calls = 0;
+    /// let stopped = sim.run_watched(|now| { calls += 1; now.as_secs_f64() < 1.0 });
+    /// assert!(stopped.is_none() && calls > 0);
+    /// ```
+    pub fn run_watched(mut self, mut watch: impl FnMut(SimTime) -> bool) -> Option<RunResult> {
+        let mut slice = SimDuration(1_000_000); // 1 ms to start with; adapts to the event rate
         // Events at the warm-up instant itself belong to the window.
         if self.window_start > SimTime::ZERO {
-            if !self.run_before(self.window_start) {
-                return self.finish();
+            match self.run_sliced(self.window_start, &mut slice, &mut watch) {
+                Progress::Over => return Some(self.finish()),
+                Progress::Stopped => return None,
+                Progress::Reached => {}
             }
             self.open_window();
         }
-        self.run_before(SimTime(self.end.0.saturating_add(1)));
-        self.finish()
+        match self.run_sliced(SimTime(self.end.0.saturating_add(1)), &mut slice, &mut watch) {
+            Progress::Stopped => None,
+            Progress::Over | Progress::Reached => Some(self.finish()),
+        }
+    }
+
+    /// Processes the events before `limit` in slices of simulated time, calling
+    /// `watch` with the end of each slice but the last. A stretch without events is
+    /// skipped (the next slice starts at the next event), so slices follow how dense
+    /// the events are, not idle time; one that held too many shrinks in proportion.
+    fn run_sliced(&mut self, limit: SimTime, slice: &mut SimDuration, watch: &mut impl FnMut(SimTime) -> bool) -> Progress {
+        loop {
+            let from = match self.sched.peek_time() {
+                Some(next) if next < limit => next,
+                _ => return Progress::Reached, // nothing due before the limit
+            };
+            let to = SimTime(from.0.saturating_add(slice.0).min(limit.0));
+            let before = self.sched.events();
+            if !self.run_before(to) {
+                return Progress::Over;
+            }
+            if to >= limit {
+                return Progress::Reached;
+            }
+            let events = self.sched.events() - before;
+            let target = u64::from(WATCH_EVERY);
+            if events < target / 2 {
+                slice.0 = slice.0.saturating_mul(2);
+            } else if events > 2 * target {
+                slice.0 = ((u128::from(slice.0) * u128::from(target) / u128::from(events)) as u64).max(1);
+            }
+            if !watch(to) {
+                return Progress::Stopped;
+            }
+        }
     }
 
     /// Processes the events before `limit`; false if the run is over (every finite

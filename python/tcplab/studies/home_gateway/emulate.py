@@ -15,8 +15,9 @@ replications. Defaults: 6 queues x 2 TCPs = 12 runs, about 6 minutes.
 **Kernels.** The seed's hosts ran FreeBSD NewReno and Linux 2.6 CUBIC; the study's
 NewReno is Linux's ``reno`` with SACK off (RFC 6582 recovery), and the emulated runs use
 this host's kernel for both. ``seed-sim`` runs the study's scenario (profile
-``linux-2.6``, the seed's kernels); ``sim`` the same with profile ``linux`` (kernel 6.x:
-PRR, RACK-TLP, per-ACK RTT estimator; :func:`emulated.host_profile`), the model of the
+``linux-2.6``, the seed's kernels, with RFC 3390's IW and a 3 s initial RTO); ``sim`` the same with profile
+``linux`` (kernel 6.x: PRR, RACK-TLP, per-ACK RTT estimator, IW10 and a 1 s initial RTO;
+:func:`emulated.host_profile`), the model of the
 kernel the emulator runs; the kernel's accepted deviations (behaviour the simulator's profile does not model,
 from ``meta.emulation.deviations``) are listed in the report.
 
@@ -45,7 +46,8 @@ from tcplab.studies.home_gateway.study import RUN_COLUMNS, run_row
 
 __all__ = ["EmulateParams", "METRICS", "emulate_block", "plan", "run", "DEFINITION"]
 
-STUDY_VERSION = 2
+#: 3: the ``seed-sim`` engine's ``linux-2.6`` profile starts with RFC 3390's IW and a 3 s initial RTO.
+STUDY_VERSION = 3
 SEED_KERNELS = "FreeBSD (NewReno) and Linux 2.6 (CUBIC) hosts (seed 003)"
 
 METRICS = (

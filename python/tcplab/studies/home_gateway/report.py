@@ -403,7 +403,9 @@ def _setup_html(params: S.StudyParams) -> str:
         "<h3>TCP variants</h3><p>NewReno as the seed's FreeBSD hosts ran it: the <code>linux-2.6</code> profile with SACK "
         "off (RFC 6582 recovery); CUBIC as Linux runs it. The seed's 2.6 kernels had no PRR (Linux 3.2) or RACK-TLP "
         "(4.4), so both use <code>linux-2.6</code>, the Linux profile without them. Everything else is that profile's "
-        "(IW10, delayed ACKs every 2 segments or 40 ms, ABC, 6 MiB receive buffer).</p>", R.table_html(variants),
+        "(RFC 3390's IW, 3 segments at MSS 1460; a 3 s initial RTO; delayed ACKs every 2 segments or 40 ms; ABC; "
+        "6 MiB receive buffer: the 2.6 kernels' start-up, before IW10 in 2.6.39 and the 1 s initial RTO in 3.1). "
+        "The seed gives neither the IW nor the initial RTO.</p>", R.table_html(variants),
         "<h3>Drop-tail semantics</h3><p>Occupancy counts the packet in transmission, as dummynet does (it keeps a "
         "packet queued until its transmission time has elapsed).</p>", R.table_html(semantics),
         f"<h3>Sweeps</h3><p>Main grid: links {', '.join(S.LINK_LABELS[l] for l in params.links)} × minimum RTT "

@@ -23,8 +23,9 @@ this host's kernel cannot do what it asks (:func:`host_document`):
 
 - ``tcp.profile`` ``linux-2.6`` -> ``linux``: this kernel has PRR, RACK-TLP and the
   per-ACK RTT estimator, which the seed's kernels lacked (:func:`emulated.host_profile`);
-- ``tcp.initial_rto`` 3 s -> 1 s: Linux's initial RTO is 1 s since 3.1
-  (``TCP_TIMEOUT_INIT``, RFC 6298 §2.1) and no knob changes it;
+- ``tcp.initial_rto`` 3 s -> 1 s (the files' 3 s, which is also the ``linux-2.6``
+  profile's own: a document that leaves it unset is read as 3 s): Linux's initial RTO
+  is 1 s since 3.1 (``TCP_TIMEOUT_INIT``, RFC 6298 §2.1) and no knob changes it;
 - ``tcp.fin_ignores_cwnd`` -> whether this kernel still has ``tcp_cwnd_test``'s FIN
   exception (removed in Linux 6.10; "IW10 is really IW11" is gone there).
 
@@ -37,6 +38,13 @@ Example:
     ([('20m', 0.96, 1, False), ('20m', 0.96, 1, False), ('20m', 0.96, 1, True)], 10)
     >>> host_document({"tcp": {"profile": "linux-2.6", "initial_rto": "3s", "fin_ignores_cwnd": True}}, "6.18.4")[0]["tcp"]
     {'profile': 'linux', 'initial_rto': '1s', 'fin_ignores_cwnd': False}
+
+    A ``linux-2.6`` document that leaves the initial RTO to the profile has its 3 s, and
+    it is reported replaced too:
+
+    >>> doc, changes = host_document({"tcp": {"profile": "linux-2.6"}}, "6.18.4")
+    >>> doc["tcp"]["initial_rto"], changes[1][:27]
+    ('1s', 'tcp.initial_rto 3s -> 1s: L')
 """
 
 from __future__ import annotations
@@ -81,12 +89,23 @@ def _fin_exception(release: str) -> bool:
     return len(parts) == 2 and tuple(parts) < (6, 10)
 
 
+def _profile_initial_rto(profile: str) -> str:
+    """The initial RTO of TCP ``profile`` as a scenario duration (``"3s"`` for ``linux-2.6``), from the core's registry."""
+    from tcplab.registry import profile_config
+
+    return f"{profile_config(profile)['initial_rto'] / 1e9:g}s"
+
+
 def host_document(doc: dict[str, Any], release: str) -> tuple[dict[str, Any], list[str]]:
     """The configuration as Linux ``release`` can run it, and what changed (see the module doc)."""
+    # An initial RTO the document leaves unset is its profile's: 3 s on ``linux-2.6`` (the 2.6 kernels'
+    # TCP_TIMEOUT_INIT, RFC 2988), 1 s on ``linux``. Read before host_profile rewrites the profile.
+    profile_rto = _profile_initial_rto((doc.get("tcp") or {}).get("profile", "linux"))
     d, changes = E.host_profile(doc)
     tcp = d.setdefault("tcp", {})
-    if tcp.get("initial_rto", "1s") != "1s":
-        changes.append(f"tcp.initial_rto {tcp.get('initial_rto')} -> 1s: Linux's initial RTO is fixed at 1 s since 3.1 "
+    if tcp.get("initial_rto", profile_rto) != "1s":
+        changes.append(f"tcp.initial_rto {tcp.get('initial_rto', profile_rto)} -> 1s: "
+                       "Linux's initial RTO is fixed at 1 s since 3.1 "
                        "(TCP_TIMEOUT_INIT, RFC 6298 §2.1)")
         tcp["initial_rto"] = "1s"
     fin = _fin_exception(release)

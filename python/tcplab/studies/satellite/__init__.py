@@ -33,7 +33,7 @@ import pandas as pd
 from tcplab.studies import engine
 from tcplab.studies.engine import BlockTask, StudyResult
 from tcplab.studies.satellite import analysis, claims, report
-from tcplab.studies.satellite.configs import (DAMA_MODES, DAMA_ORDER, ERROR_MODELS, NAME, RBDC_DIAGNOSTIC, RUN,
+from tcplab.studies.satellite.configs import (BURST, DAMA_MODES, DAMA_ORDER, ERROR_MODELS, NAME, RBDC_DIAGNOSTIC, RUN,
                                               SEED_STUDY, STUDY_VERSION, VARIANTS, WORKLOADS, StudyParams,
                                               base_documents, plan, simulate_block, variant_document, variants_of)
 
@@ -48,7 +48,7 @@ class Definition(engine.StudyDefinition):
     name = NAME
     seed_study = SEED_STUDY
     version = STUDY_VERSION
-    task_tables = ("runs", "trace_cwnd", "trace_queue", "trace_drops")
+    task_tables = ("runs", "trace_cwnd", "trace_queue", "trace_drops", "recovery", "channel")
     config_columns = (("dama", "string"), ("slacp", "bool"), ("error", "string"), ("n_flows", "int64"))
     empty_columns = tuple(RUN)
     block = staticmethod(simulate_block)
@@ -57,8 +57,10 @@ class Definition(engine.StudyDefinition):
         return plan(params)
 
     def order(self, spec: dict[str, Any]) -> tuple[Any, ...]:
-        return (spec["trace"], spec["n_flows"], DAMA_ORDER.index(spec["dama"]), spec["slacp"],
-                ERROR_MODELS.index(spec["error"]), spec["reps"][0])
+        errors = (*ERROR_MODELS, BURST)
+        return (("grid", "recovery", "channel").index(spec.get("probe", "grid")), spec["trace"], spec["n_flows"],
+                DAMA_ORDER.index(spec["dama"]), spec["slacp"], errors.index(spec["error"]),
+                spec.get("design", ""), spec.get("alloc_delay_sf", 0), spec["reps"][0])
 
     def n_runs(self, params: StudyParams) -> int:
         return params.n_runs()
@@ -69,7 +71,10 @@ class Definition(engine.StudyDefinition):
     def analyse(self, tables: dict[str, pd.DataFrame], params: StudyParams
                 ) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
         rm = analysis.run_metrics(tables["runs"])
-        return {"run_metrics": rm, "summary": analysis.summary_table(rm)}, claims.evaluate_findings(rm, params)
+        rec, chan = tables.get("recovery"), tables.get("channel")
+        derived = {"run_metrics": rm, "summary": analysis.summary_table(rm),
+                   "per_table": analysis.per_table(rm, chan, params.errors)}
+        return derived, claims.evaluate_findings(rm, params, rec, derived["per_table"])
 
     def render_figures(self, tables: dict[str, pd.DataFrame], fig_dir: Path, params: StudyParams
                        ) -> list[dict[str, Any]]:

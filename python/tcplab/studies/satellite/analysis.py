@@ -25,11 +25,12 @@ import pandas as pd
 
 from tcplab import stats
 from tcplab.studies import findings as fnd
-from tcplab.studies.satellite.configs import (ALL_VARIANTS, DAMA_ORDER, ERROR_LABELS, ERROR_MODELS, RUN,
-                                              VARIANT_LABELS, WORKLOADS)
+from tcplab.studies.satellite.configs import (ALL_VARIANTS, BASE_TCP, DAMA_MODES, DAMA_ORDER, ERROR_LABELS,
+                                              ERROR_MODELS, RECOVERY_RUN, RUN, SEED_ERROR_TABLE, VARIANT_LABELS,
+                                              WORKLOADS, channel_model)
 
-__all__ = ["run_metrics", "summary_table", "paired", "paired_arms", "per_rep", "pooled", "contrast", "per_config",
-           "combine_pairs", "levels", "error_cost"]
+__all__ = ["run_metrics", "summary_table", "per_table", "recovery_summary", "paired", "paired_arms", "per_rep",
+           "pooled", "contrast", "per_config", "combine_pairs", "levels", "error_cost"]
 
 _NAN_EST: dict[str, Any] = {"value": math.nan, "ci": [math.nan, math.nan], "n": 0, "exact": False}
 
@@ -70,6 +71,73 @@ def summary_table(rm: pd.DataFrame) -> pd.DataFrame:
         for col, name in (("elapsed_s", "elapsed (s)"), ("retransmits", "TCP retx/run"), ("rtos", "RTOs/run"),
                           ("drops_overflow", "overflow drops/run"), ("overshoot_drops", "overshoot drops/run"),
                           ("ll_frames_given_up", "given up/run")):
+            est = stats.mean_ci(part[col].astype(float))
+            row[name] = est.value
+            row[name + " ±"] = (est.high - est.value) if est.n >= 2 else math.nan
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _pooled_loss(runs: pd.DataFrame) -> tuple[float, int]:
+    """Frames lost / frames sent on the return link, pooled over ``runs``; and the frames sent."""
+    frames = runs["link_frames"].astype(float)
+    lost = (runs["realised_per"].astype(float) * frames).round()
+    total = float(frames.sum())
+    return (float(lost.sum()) / total if total > 0 else math.nan), int(total)
+
+
+def per_table(rm: pd.DataFrame, channel: pd.DataFrame | None, errors: Sequence[str]) -> pd.DataFrame:
+    """Realised frame loss (PER) per error model against the seed's column and the channel model.
+
+    One row per lossy model in ``errors``: the seed's average PER, the channel model's
+    time in the bad state and its loss of back-to-back frames of 90.625 ms
+    (:func:`~tcplab.studies.satellite.configs.channel_model`), the realised loss of the
+    channel probe (a busy CRA link; ``channel``), and the realised loss under the study's
+    TCP traffic (1 MB, Reference and Enhanced, pooled frames): per DAMA mode without SLACP,
+    and with SLACP over every DAMA mode (SLACP's own retransmissions and FEC frames
+    included). Fractions; NaN where nothing ran.
+    """
+    rows = []
+    one = rm[(rm["n_flows"] == 1) & rm["variant"].isin(BASE_TCP)] if len(rm) else rm
+    for e in errors:
+        if e == "none":
+            continue
+        model = channel_model(e)
+        row: dict[str, Any] = {"error": e, "seed_avg_per": SEED_ERROR_TABLE[e][0],
+                               "time_fraction": model["time_fraction"], "model_frame_loss": model["frame_loss"]}
+        ch = channel[channel["error"] == e] if channel is not None and len(channel) else None
+        if ch is not None and len(ch):
+            frames = int(ch["frames"].sum())
+            row["channel_per"] = float(ch["frames_lost"].sum()) / frames
+            row["channel_frames"] = frames
+            row["channel_s"] = float(ch["duration_s"].sum())
+        else:
+            row.update(channel_per=math.nan, channel_frames=0, channel_s=0.0)
+        row["channel_vs_model"] = row["channel_per"] / model["frame_loss"] - 1
+        mine = one[one["error"] == e] if len(one) else one
+        for d in DAMA_MODES:
+            part = mine[(mine["dama"] == d) & ~mine["slacp"]] if len(mine) else mine
+            row[f"tcp_{d}"], row[f"tcp_{d}_frames"] = _pooled_loss(part) if len(part) else (math.nan, 0)
+        part = mine[mine["slacp"]] if len(mine) else mine
+        row["tcp_slacp"], row["tcp_slacp_frames"] = _pooled_loss(part) if len(part) else (math.nan, 0)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def recovery_summary(rec: pd.DataFrame) -> pd.DataFrame:
+    """The allocation-delay probe per DAMA mode, allocation delay, SLACP setting and TCP: means with 95% half-widths."""
+    rows = []
+    if rec is None or not len(rec):
+        return pd.DataFrame()
+    for key, part in rec.groupby(RECOVERY_RUN[:-1], sort=True):
+        design, dama, slacp, delay, variant = key
+        row: dict[str, Any] = {"design": design, "DAMA": dama,
+                               "allocation delay (superframes)": int(delay) if dama != "cra" else 0,
+                               "SLACP": "on" if slacp else "off", "TCP": VARIANT_LABELS[variant], "reps": len(part),
+                               "unrecovered": int((~part["recovered"].astype(bool)).sum())}
+        for col, name in (("recovery_s", "recovery (s)"), ("deficit_s", "link time lost (s)"),
+                          ("rate_pre_pps", "pre-burst rate (pkt/s)"), ("rtos", "RTOs/run"),
+                          ("retransmits", "TCP retx/run")):
             est = stats.mean_ci(part[col].astype(float))
             row[name] = est.value
             row[name + " ±"] = (est.high - est.value) if est.n >= 2 else math.nan

@@ -29,10 +29,18 @@ its "reduced set of tests" (VBDC, SLACP, 1 MB) for CBI and DAASS. Cases tcplab a
 extensions: shown, never part of a verdict.
 
 The seed's "Initial window of 4 segments (RFC 3390)" reads two ways at its MSS of
-1410 B: RFC 3390's rule (4380 B, the ``enhanced`` profile, the verdicts) and 4 segments.
-:func:`evaluate_findings` checks every finding again on the runs with 4 segments
+1410 B: 4 segments (the ``enhanced`` profile, the verdicts) and RFC 3390's byte formula,
+which caps the window at 4380 B (3.1 segments; 4 segments only for MSS <= 1095 B).
+:func:`evaluate_findings` checks every finding again on the runs with 4380 B
 (``setup_readings`` in ``findings.json``), so the report says where a verdict depends on
 that reading.
+
+"Longer capacity allocation delay → slower error recovery" (S4) is read two ways: by
+DAMA mode, CRA against the on-demand modes that wait for an allocation (S4a, S4b: the
+time link errors add to a transfer), and with the allocation delay itself varied (S4c,
+the allocation-delay probe of :mod:`.configs`: the time after one burst until the rate at
+which data reaches the gateway is back at its pre-burst level, at 11, 21 and 42
+superframes; S4d, the same in steady state, added after S4c's verdict).
 
 Example:
     >>> most(72), some(72) * 72
@@ -48,15 +56,18 @@ import pandas as pd
 
 from tcplab.studies import findings as fnd
 from tcplab.studies.findings import Contrast, Directional, Every, Share
+from tcplab.studies.satellite import analysis
 from tcplab.studies.satellite.analysis import (combine_pairs, contrast, error_cost, levels, paired, paired_arms,
                                                per_config, pooled)
-from tcplab.studies.satellite.configs import (BASE_TCP, DAMA_MODES, ERROR_LABELS, HIGH_ERRORS, IW4_VARIANTS,
-                                              LOSSY_ERRORS, LOW_ERRORS, NAME, RBDC_DIAGNOSTIC, SEED_STUDY, SEED_SUBSET,
-                                              VARIANTS, StudyParams)
+from tcplab.studies.satellite.configs import (ALLOC_DELAYS_SF, BASE_TCP, DAMA_MODES, ERROR_LABELS, HIGH_ERRORS,
+                                              HORIZON_S, LEVEL, LOSSY_ERRORS, LOW_ERRORS, NAME, RBDC_DIAGNOSTIC,
+                                              RECOVERY_DESIGNS, RECOVERY_RUN, RFC3390_VARIANTS, SEED_STUDY,
+                                              SEED_SUBSET, VARIANTS, WINDOW_S, StudyParams)
 
 __all__ = ["NEGLIGIBLE_REL", "SIGNIFICANT_REL", "VERY_POOR_REL", "NEGLIGIBLE_DROPS", "MULTIPLE_SEGMENTS",
-           "NEGLIGIBLE_TIME_S", "NEGLIGIBLE_COST_S", "NEGLIGIBLE_OCC_BYTES", "ON_AVERAGE", "IN_MOST", "most", "some",
-           "FINDING_IDS", "IW4_READING", "evaluate_findings", "findings_of", "iw4_frame", "diagnostics"]
+           "NEGLIGIBLE_TIME_S", "NEGLIGIBLE_COST_S", "NEGLIGIBLE_OCC_BYTES", "NEGLIGIBLE_RECOVERY_S", "ON_AVERAGE",
+           "IN_MOST", "most", "some", "FINDING_IDS", "RFC3390_READING", "evaluate_findings", "findings_of",
+           "rfc3390_frame", "diagnostics"]
 
 # --------------------------------------------------------------------------------------
 # Sizes, margins and readings, stated before any run
@@ -85,6 +96,10 @@ NEGLIGIBLE_COST_S = 1.0
 #: A difference in the mean occupancy of the terminal's buffer inside +-1450 B (one
 #: MTU-sized packet) counts as none.
 NEGLIGIBLE_OCC_BYTES = 1450.0
+#: A difference in recovery time after a burst inside +-0.1 s counts as none: about one
+#: packet's transmission (as :data:`NEGLIGIBLE_TIME_S`), below the 265-557 ms by which the
+#: probe's allocation delays differ (S4c).
+NEGLIGIBLE_RECOVERY_S = 0.1
 
 #: The two readings of a generic comparison in the seed's conclusions.
 ON_AVERAGE = "on average over the test cases in scope"
@@ -124,58 +139,68 @@ def _names(values: Sequence[str]) -> str:
     return ", ".join(v.upper() if v in DAMA_MODES else ERROR_LABELS.get(v, v) for v in values)
 
 
-def evaluate_findings(rm: pd.DataFrame, params: StudyParams) -> dict[str, Any]:
+def evaluate_findings(rm: pd.DataFrame, params: StudyParams, recovery: pd.DataFrame | None = None,
+                      per_table: pd.DataFrame | None = None) -> dict[str, Any]:
     """Checks seed 004's result sentences; returns the ``findings.json`` document.
 
     Every finding of :data:`FINDING_IDS` is present; one whose configurations were not
     run (for example the high error models with ``--set errors=none``) is ``not run``.
-    The verdicts are those of the ``enhanced`` profile's initial window (RFC 3390's rule,
-    4380 B); ``setup_readings`` gives every finding's verdict again with the seed's
-    literal "initial window of 4 segments" (:func:`iw4_frame`), when those runs exist.
+    ``recovery`` is the allocation-delay probe's table (S4c). The verdicts are those of
+    the ``enhanced`` profile's initial window (the seed's 4 segments); ``setup_readings``
+    gives every finding's verdict again with RFC 3390's 4380 B (:func:`rfc3390_frame`),
+    when those runs exist. ``per_table`` (:func:`~.analysis.per_table`) is copied in.
     """
-    found = findings_of(rm, params)
+    found = findings_of(rm, params, recovery)
     doc = fnd.document(NAME, SEED_STUDY, asdict(params), params.reps, ["geo"], fnd.METHOD, found)
     doc["diagnostics"] = diagnostics(rm)
-    alt = iw4_frame(rm)
+    if recovery is not None and len(recovery):
+        doc["recovery"] = [fnd.clean(r) for r in analysis.recovery_summary(recovery).to_dict("records")]
+    if per_table is not None and len(per_table):
+        doc["per_table"] = [fnd.clean(r) for r in per_table.to_dict("records")]
+    alt = rfc3390_frame(rm)
     if alt is not None:
+        alt_rec = rfc3390_frame(recovery) if recovery is not None and len(recovery) else None
         doc["setup_readings"] = [{
-            "name": IW4_READING, "changes": "tcp.iw = 4 segments for Enhanced TCP and its CBI and no-DAASS variants",
+            "name": RFC3390_READING,
+            "changes": 'tcp.iw = "rfc3390" (4380 B) for Enhanced TCP and its CBI and no-DAASS variants',
             "findings": [{"id": f["id"], "verdict": f["verdict"], "readings": f.get("readings"),
                           "checks": [{"id": c["id"], "verdict": c["verdict"], "extension": c["extension"],
                                       "value": c["statistic"]["value"], "ci": c["statistic"]["ci"],
                                       "unit": c["statistic"]["unit"]} for c in f["checks"]]}
-                         for f in findings_of(alt, params)]}]
+                         for f in findings_of(alt, params, alt_rec)]}]
     return doc
 
 
-#: The second reading of the set-up (:data:`tcplab.studies.satellite.configs.IW4_VARIANTS`).
-IW4_READING = ("Enhanced TCP's initial window = 4 segments (the seed's words) instead of RFC 3390's 4380 B "
-               "(3.1 segments of 1410 B)")
+#: The second reading of the set-up (:data:`tcplab.studies.satellite.configs.RFC3390_VARIANTS`).
+RFC3390_READING = ("Enhanced TCP's initial window = RFC 3390's byte formula, 4380 B (3.1 segments of 1410 B), "
+                   "instead of the seed's 4 segments")
 
 
-def iw4_frame(rm: pd.DataFrame) -> pd.DataFrame | None:
-    """The runs as if Enhanced TCP's initial window were 4 segments: the ``-iw4`` variants renamed.
+def rfc3390_frame(rm: pd.DataFrame) -> pd.DataFrame | None:
+    """The runs as if Enhanced TCP's initial window were RFC 3390's 4380 B: the ``-rfc3390`` variants renamed.
 
-    The Enhanced variants with RFC 3390's window are left out and ``enhanced-iw4``,
-    ``enhanced-iw4+cbi``, ``enhanced-iw4-daass`` take their names; Reference TCP is
-    unchanged. The RBDC-timeout diagnostic has no such runs and is left out. ``None``
-    when the study ran without them.
+    The Enhanced variants with the profile's window (4 segments) are left out and
+    ``enhanced-rfc3390``, ``enhanced-rfc3390+cbi``, ``enhanced-rfc3390-daass`` take their
+    names; Reference TCP is unchanged. The RBDC-timeout diagnostic has no such runs and is
+    left out. ``None`` when the study ran without them. Works on the runs and on the
+    allocation-delay probe's table alike.
 
     Example:
-        >>> rm = pd.DataFrame({"dama": ["cra"] * 3, "variant": ["reference", "enhanced", "enhanced-iw4"]})
-        >>> iw4_frame(rm)["variant"].tolist()
+        >>> rm = pd.DataFrame({"dama": ["cra"] * 3, "variant": ["reference", "enhanced", "enhanced-rfc3390"]})
+        >>> rfc3390_frame(rm)["variant"].tolist()
         ['reference', 'enhanced']
     """
-    if not len(rm) or not rm["variant"].isin(IW4_VARIANTS).any():
+    if not len(rm) or not rm["variant"].isin(RFC3390_VARIANTS).any():
         return None
     keep = rm["dama"].isin(DAMA_MODES) & ~rm["variant"].isin(VARIANTS[1:])
     out = rm[keep].copy()
-    out["variant"] = out["variant"].str.replace("-iw4", "", regex=False)
+    out["variant"] = out["variant"].str.replace("-rfc3390", "", regex=False)
     return out.reset_index(drop=True)
 
 
-def findings_of(rm: pd.DataFrame, params: StudyParams) -> list[dict[str, Any]]:
-    """Every finding of :data:`FINDING_IDS`, checked on the runs ``rm`` (see :func:`evaluate_findings`)."""
+def findings_of(rm: pd.DataFrame, params: StudyParams, recovery: pd.DataFrame | None = None) -> list[dict[str, Any]]:
+    """Every finding of :data:`FINDING_IDS`, checked on the runs ``rm`` and the probe's ``recovery`` table
+    (see :func:`evaluate_findings`)."""
     main = rm[rm["dama"].isin(DAMA_MODES)] if len(rm) else rm
     base = main[main["variant"].isin(BASE_TCP)] if len(main) else main
     ran = set(main["error"]) if len(main) else set()
@@ -432,6 +457,38 @@ def findings_of(rm: pd.DataFrame, params: StudyParams) -> list[dict[str, Any]]:
                          "difference of the mean occupancy of the terminal's IP buffer, 4 flows - 1 flow", "B", est,
                          per, scope=f"every DAMA mode and SLACP setting, error models {_names(errors)}, Reference and "
                                     "Enhanced TCP", reading="aggressive = keeps the terminal's buffer fuller"))
+
+    # S4c, S4d: the allocation delay itself varied (the allocation-delay probe) -----------
+    rec = recovery[recovery["variant"].isin(BASE_TCP)] if recovery is not None and len(recovery) else None
+    for cid, design in (("S4c", "early"), ("S4d", "steady")):
+        part = rec[rec["design"] == design] if rec is not None and len(rec) else None
+        if part is None or not len(part):
+            continue
+        tables, rows = [], []
+        for d in ("rbdc", "vbdc"):
+            for short, long in zip(ALLOC_DELAYS_SF, ALLOC_DELAYS_SF[1:]):
+                pairs, est, _ = fnd.paired(part, "recovery_s", "alloc_delay_sf", long, short, {"dama": [d]},
+                                           relative=False, unit=RECOVERY_RUN)
+                if len(pairs):
+                    tables.append(pairs)
+                    rows.append({"comparison": f"{d.upper()} {long} vs {short} superframes", **est})
+        if not rows:
+            continue
+        size, lo, hi = RECOVERY_DESIGNS[design]["bytes"], *(x / 1e3 for x in RECOVERY_DESIGNS[design]["start_ms"])
+        when = ("" if design == "early" else "; in steady state (a second reading, added after S4c's verdict: at "
+                "20-35 s of the 1 MB transfer many senders were still repairing their slow-start overshoot)")
+        add("S4", check(cid, "error recovery is slower with a longer allocation delay",
+                        Every(Contrast("above", negligible=NEGLIGIBLE_RECOVERY_S)),
+                        "recovery time after one burst, longer minus shorter allocation delay", "s",
+                        pooled(*tables), rows,
+                        scope="the allocation-delay probe: RBDC and VBDC at "
+                              f"{', '.join(map(str, ALLOC_DELAYS_SF))} superframes, each step per mode pooled over "
+                              f"SLACP off and on and Reference and Enhanced TCP; {size.replace('MB', ' MB')}, one "
+                              f"burst of 100-300 ms at {lo:g}-{hi:g} s per replication",
+                        reading="longer allocation delay: the DAMA allocation delay varied directly; slower error "
+                                "recovery = a longer time from the end of a burst until every window of "
+                                f"{WINDOW_S:g} s carries {LEVEL:.0%} of the pre-burst delivered rate again (within "
+                                f"{HORIZON_S:g} s)" + when))
 
     # X1 (extension: tcplab's diagnostic) ---------------------------------------------
     diag = rm[(rm["dama"] == RBDC_DIAGNOSTIC)] if len(rm) else rm

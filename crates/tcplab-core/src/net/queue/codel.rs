@@ -122,6 +122,15 @@ impl CodelConfig {
         if mtu == 0 {
             return Err(format!("{kind}.mtu must be at least 1 byte, got 0"));
         }
+        // RFC 8289 §4.4: target is 5-10% of interval; above interval, CoDel could never
+        // see a standing queue last an interval before the sojourn time fell again.
+        if target > interval {
+            return Err(format!(
+                "{kind}.target must not exceed {kind}.interval ({} s), got {} s",
+                interval.as_secs_f64(),
+                target.as_secs_f64()
+            ));
+        }
         Ok(CodelConfig { target, interval, ecn, ce_threshold, mtu: mtu as u64 })
     }
 
