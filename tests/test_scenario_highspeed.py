@@ -138,3 +138,49 @@ def test_rtt_construction_and_hop_counts() -> None:
     # Backbone links are the seed's 8, named for grouping.
     assert [n for n in links["link"] if n.startswith("bb")] == [
         "bb0", "bb0_rev", "bb1", "bb1_rev", "bb2", "bb2_rev", "bb3", "bb3_rev"]
+
+
+SESSIONS = BASE.replace('count = 12', 'count = 12\nmode = "sessions"').replace(
+    'count = 4', 'count = 4\nmode = "sessions"')
+
+
+def test_sessions_fetch_objects_through_the_run_with_the_same_objects_for_every_protocol() -> None:
+    """`mode = "sessions"`: each session keeps fetching objects (1 s mean gap between
+    object starts over 20 s: about 20 per short session), on its own hosts, the same
+    objects under CUBIC and Scalable."""
+    a = run(SESSIONS)
+    b = run(SESSIONS.replace('name = "cubic"', 'name = "scalable"'))
+    fa, fb = a["flows"], b["flows"]
+    for col in IDENTITY:
+        assert fa[col] == fb[col], col
+    assert [cc == "reno" for cc in fa["cc"]] == [cc == "reno" for cc in fb["cc"]]
+    shorts = [(n, s, src) for n, s, src in zip(fa["name"], fa["start_s"], fa["src"]) if n.startswith("short")]
+    # 12 sessions x 20 s / 1 s = 240 objects expected (Poisson, std 15.5): within 4 std.
+    assert abs(len(shorts) - 240) < 62, len(shorts)
+    assert all(src == n.split(".")[0] + "_s" for n, _, src in shorts)
+    # Objects keep arriving: some in the last quarter of the run.
+    assert sum(1 for _, s, _ in shorts if s >= 15.0) > 20
+    assert max(s for _, s, _ in shorts) < 20.0
+
+
+def test_a_session_class_needs_a_duration_and_the_rtt_readings_are_checked() -> None:
+    with pytest.raises(ScenarioError) as e:
+        Scenario.from_toml(SESSIONS.replace('duration = "20s"\n', ""), "lot.toml")
+    assert "duration" in str(e.value)
+    with pytest.raises(ScenarioError) as e:
+        Scenario.from_toml(BASE.replace('rtt_mean = "130ms"', 'rtt_mean = "50ms"\nrtt_reading = "common_excess"'),
+                           "lot.toml")
+    assert "mean propagation floor" in str(e.value)
+    # Under common_excess (mean floor 60 ms, excess mean 70 ms) the RTT grows with the hop count.
+    r = run(BASE.replace('rtt_mean = "130ms"', 'rtt_reading = "common_excess"').replace("count = 12", "count = 400"))
+    links = r["links"]
+    by_name = {n: i for i, n in enumerate(links["link"])}
+    by_hops: dict[int, list[float]] = {}
+    for name, group in zip(r["flows"]["name"], r["flows"]["group"]):
+        hops = int(group.rsplit("_h", 1)[1])
+        d = links["delay_s"][by_name[f"acc_{name}_s"]] + links["delay_s"][by_name[f"acc_{name}_d"]]
+        by_hops.setdefault(hops, []).append(2 * hops * 0.015 + 2 * d)
+    means = {h: sum(v) / len(v) for h, v in by_hops.items()}
+    # E[RTT | h] = 30 h + 70 ms; 1-hop flows (about 160, std of the mean 5.5 ms) against
+    # 3-hop ones (about 80, 7.8 ms): the expected gap is 60 ms, so > 20 ms is 4 std away.
+    assert means[3] - means[1] > 0.020, means

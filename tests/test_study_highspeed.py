@@ -34,7 +34,8 @@ def test_full_scale_is_the_seeds_and_the_reduced_scale_divides_by_ten() -> None:
     assert long_c["size"] == {"dist": "constant", "bytes": 4_700_000_000} and long_c["count"] == 10
     assert short_c["size"] == {"dist": "pareto", "mean": 1e6, "shape": 1.2} and short_c["count"] == 100
     assert (long_c["interarrival_mean"], short_c["interarrival_mean"]) == (120 * 10**9, 10**9)
-    assert full["workload"]["rtt_mean"] == 130_000_000 and full["duration"] == 1800 * 10**9
+    assert full["workload"]["rtt_mean"] == 130_000_000 and full["duration"] == H.DURATION_S * 10**9
+    assert long_c["mode"] == short_c["mode"] == "sessions" and full["workload"]["rtt_reading"] == "equal_per_hop"
     red = Scenario.from_dict(H.variant_document(base, "reduced", "areno", "mixed", 40, True)).to_core()
     bb = red["topology"]["backbone"]
     assert (bb["rate"], bb["queue"]["limit"], bb["error"]) == (10**8, {"bytes": 200_000},
@@ -43,7 +44,11 @@ def test_full_scale_is_the_seeds_and_the_reduced_scale_divides_by_ten() -> None:
     assert long_c["size"]["bytes"] == 470_000_000 and short_c["size"]["mean"] == 1e5
     assert long_c["mix_fraction"] == short_c["mix_fraction"] == 0.5 and long_c["mix_cc"]["name"] == "reno"
     assert long_c["cc"]["name"] == "areno" and long_c["tcp"]["rcv_buffer"] == 6_400_000
-    assert red["duration"] == 5400 * 10**9
+    assert red["duration"] == H.DURATION_S * 10**9
+    files = Scenario.from_dict(H.variant_document(base, "reduced", "reno", "alone", 40, False, workload="files",
+                                                  rtt="common_excess", delay="buffer")).to_core()
+    assert files["duration"] == 5400 * 10**9 and files["workload"]["classes"][0]["mode"] == "files"
+    assert files["workload"]["rtt_reading"] == "common_excess" and files["topology"]["backbone"]["delay"] == 10**6
     alone = Scenario.from_dict(H.variant_document(base, "reduced", "reno", "alone", 10, False, shorts=False)).to_core()
     assert [c["name"] for c in alone["workload"]["classes"]] == ["long"]
 
@@ -102,8 +107,8 @@ def metrics(value: Callable[[str, str, int, bool, bool, int], dict[str, float]])
     each row's metrics given by ``value(protocol, mix, n_long, loss, shorts, rep)``."""
     rows = []
     for rep in range(REPS):
-        for p, m, n, loss, shorts in H.StudyParams().configurations():
-            rows.append({"protocol": p, "mix": m, "n_long": n, "loss": loss, "shorts": shorts, "rep": rep,
+        for p, m, n, loss, shorts, rtt in H.StudyParams().configurations():
+            rows.append({"protocol": p, "mix": m, "n_long": n, "loss": loss, "shorts": shorts, "rtt": rtt, "rep": rep,
                          **value(p, m, n, loss, shorts, rep)})
     return pd.DataFrame(rows)
 
@@ -129,9 +134,11 @@ def verdicts(rm: pd.DataFrame) -> dict[str, str]:
     return {f["id"]: f["verdict"] for f in doc["findings"]}
 
 
-def checks_of(rm: pd.DataFrame, fid: str) -> dict[str, dict[str, Any]]:
+def checks_of(rm: pd.DataFrame, fid: str, rtt: str = "equal_per_hop") -> dict[str, dict[str, Any]]:
+    """The finding's checks under one RTT reading, by id."""
     doc = claims.evaluate_findings(rm, H.StudyParams())
-    return {c["id"]: c for f in doc["findings"] if f["id"] == fid for c in f["checks"]}
+    return {c["id"]: c for f in doc["findings"] if f["id"] == fid for c in f["checks"]
+            if c["reading"] is None or c["reading"].split("; ")[0] == f"RTT {rtt}"}
 
 
 def test_the_random_loss_case_and_cubic_are_outside_the_seeds_efficiency_claims() -> None:
@@ -156,7 +163,7 @@ def test_a_gain_inside_the_negligible_band_contradicts_improve_and_a_wide_interv
         return {**neutral(p, m, n, loss, shorts, rep), "util_gain": 0.0 if p == "reno" else 1e-4 * (1 + rep % 2)}
     h1 = checks_of(metrics(tiny_gain), "H1")
     assert h1["H1a"]["verdict"] == fnd.CONTRADICTED and h1["H1b"]["verdict"] == fnd.HELD
-    assert h1["H1a"]["reading"] == "whole-run utilisation"
+    assert h1["H1a"]["reading"] == "RTT equal_per_hop; whole-run utilisation"
 
     def noisy(p, m, n, loss, shorts, rep):
         return {**neutral(p, m, n, loss, shorts, rep),
@@ -223,10 +230,35 @@ def test_steeper_and_flatter_are_directional_on_the_slope_not_a_symmetric_index(
 def test_readings_are_reported_and_every_reading_enters_the_verdict() -> None:
     doc = claims.evaluate_findings(metrics(neutral), H.StudyParams())
     h1 = next(f for f in doc["findings"] if f["id"] == "H1")
-    assert set(h1["readings"]) == {"whole-run utilisation", "active utilisation"}
+    assert set(h1["readings"]) == {f"RTT {r}; {u}" for r in H.RTT_READINGS
+                                   for u in ("whole-run utilisation", "active utilisation")}
     t3 = next(f for f in doc["findings"] if f["id"] == "T3")
-    assert len(t3["readings"]) == 4 and len(t3["checks"]) == 4
+    assert len(t3["readings"]) == 8 and len(t3["checks"]) == 8
     assert all(c["form"]["kind"] != "legacy" for f in doc["findings"] for c in f["checks"])
+
+
+def test_every_finding_is_reported_under_both_rtt_readings() -> None:
+    """Each finding has a verdict per RTT reading; a finding that holds under one and is
+    contradicted under the other says it depends on the reading, and its verdict combines
+    both (every reading enters the verdict)."""
+    def scalable_steep_only_with_common_excess(rm: pd.DataFrame) -> pd.DataFrame:
+        rm = rm.copy()
+        on = (rm["protocol"] == "scalable") & (rm["rtt"] == "common_excess")
+        rm.loc[on, "slope_rtt"] = rm.loc[on, "slope_rtt"] - 0.7
+        rm.loc[on, "slope_hops"] = rm.loc[on, "slope_hops"] - 0.7
+        return rm
+    doc = claims.evaluate_findings(scalable_steep_only_with_common_excess(metrics(neutral)), H.StudyParams())
+    fnd.validate(doc)
+    by_id = {f["id"]: f for f in doc["findings"]}
+    assert all(set(f["rtt_readings"]) == set(H.RTT_READINGS) for f in by_id.values() if f["evaluated"])
+    h5 = by_id["H5"]
+    assert h5["rtt_readings"] == {"equal_per_hop": fnd.CONTRADICTED, "common_excess": fnd.HELD}
+    assert h5["rtt_dependent"] and h5["verdict"] == fnd.CONTRADICTED
+    assert all(c["reading"].startswith("RTT ") for c in h5["checks"])
+    assert not by_id["H1"]["rtt_dependent"]
+    # One RTT reading run: the finding reports only it.
+    one = claims.evaluate_findings(metrics(neutral).query("rtt == 'equal_per_hop'"), H.StudyParams())
+    assert {f["id"]: f.get("rtt_readings") for f in one["findings"]}["H1"] == {"equal_per_hop": fnd.HELD}
 
 
 def test_spikes_are_counted_with_hysteresis() -> None:
@@ -244,7 +276,7 @@ def test_tiny_study_through_the_cli(tmp_path: Path) -> None:
     out = tmp_path / "hs"
     code = main(["study", "highspeed", "--reps", "2", "--jobs", "1", "--out", str(out), "--scale", "tiny",
                  "--set", "protocols=scalable,areno", "--set", "loads=10", "--set", "loss=false",
-                 "--set", "short=10", "--no-progress"])
+                 "--set", "short=10", "--set", "duration=300", "--no-progress"])
     assert code == 0
     doc = json.loads((out / "findings.json").read_text())
     fnd.validate(doc)
@@ -256,8 +288,10 @@ def test_tiny_study_through_the_cli(tmp_path: Path) -> None:
     assert {f["verdict"] for k, f in by_id.items() if k != "S1"} == {fnd.NOT_RUN}
     assert doc["ledger"]["coverage"]["checked"] > 0
     rm = pd.read_parquet(out / "run_metrics.parquet")
-    # (Reno + 2 protocols x 2 mixes) with short-lived flows, Reno + 2 protocols without: 8 runs x 2 replications.
-    assert len(rm) == 8 * 2
+    # (Reno + 2 protocols x 2 mixes) with short-lived flows, Reno + 2 protocols without: 8 runs x 2 RTT readings
+    # x 2 replications.
+    assert len(rm) == 8 * 2 * 2 and set(rm["rtt"]) == set(H.RTT_READINGS)
+    assert set(by_id["S1"]["rtt_readings"]) == set(H.RTT_READINGS)
     assert (out / "report.html").is_file() and (out / "figures" / "without_short.png").is_file()
     assert _core.version()
 
@@ -286,3 +320,20 @@ def test_the_report_does_not_import_the_study_module() -> None:
     assert not any(f"highspeed import {m}" in src or f"highspeed.{m} import" in src for m in ("study", "claims"))
     assert "from tcplab.studies import highspeed\n" not in src and "import highspeed as" not in src
 
+
+
+def test_heavy_load_loads_the_backbone() -> None:
+    """Sessions keep the backbone loaded: at the tiny scale for 600 s, with the same short-lived
+    sessions (common random numbers), 40 long-lived sessions load every backbone link at
+    least as much as 10 do, the mean by 0.15 or more, and the four middle links (6 of the 20
+    router pairs each) to 0.8 or more. Measured: mean 0.49 light, 0.75 heavy; middle links
+    0.89-0.94 heavy. Revision 3's files left the whole-run mean at 0.046."""
+    base = H.base_document()
+    spec = {"scale": "tiny", "protocol": "reno", "mix": "alone", "loss": False, "shorts": True, "rep": 0, "seed": 1,
+            "base": base, "short": 100, "duration": 600}
+    light, heavy = (H.simulate_run({**spec, "n_long": n})["links"] for n in (10, 40))
+    assert light["link"] == heavy["link"]
+    util_l, util_h = dict(zip(light["link"], light["utilisation"])), dict(zip(heavy["link"], heavy["utilisation"]))
+    assert all(util_h[k] >= util_l[k] for k in util_l), (util_l, util_h)
+    assert sum(util_h.values()) / 8 >= sum(util_l.values()) / 8 + 0.15
+    assert min(util_h[k] for k in ("bb1", "bb1_rev", "bb2", "bb2_rev")) >= 0.8, util_h

@@ -203,10 +203,22 @@ class Scenario(Model):
         hop = (int(topo.backbone.delay) + int(rev.delay)) // 2  # type: ignore[arg-type]
         floor = 2 * (topo.routers - 1) * hop
         ok = True
-        if int(w.rtt_mean) <= floor:
+        if w.rtt_reading == "common_excess":
+            mean_floor = 2 * hop * (topo.routers + 1) / 3
+            if int(w.rtt_mean) <= mean_floor:
+                note(ScenarioError("workload.rtt_mean", "with rtt_reading = \"common_excess\" it must exceed the "
+                                   "mean propagation floor over the router pairs",
+                                   value=units.format_time(int(w.rtt_mean)),
+                                   accepted=f"more than {units.format_time(round(mean_floor))}"))
+                ok = False
+        elif int(w.rtt_mean) <= floor:
             note(ScenarioError("workload.rtt_mean", f"must exceed the longest path's propagation floor, 2 x "
                                f"{topo.routers - 1} hops x {units.format_time(hop)}", value=units.format_time(
                                    int(w.rtt_mean)), accepted=f"more than {units.format_time(floor)}"))
+            ok = False
+        if self.duration is None and any(c.mode == "sessions" for c in w.classes):
+            note(ScenarioError("duration", "a workload class with mode = \"sessions\" fetches objects until the "
+                               "duration", value="unset", accepted="a duration, e.g. \"1800s\""))
             ok = False
         hosts = set(topo.node_names())
         for h in w.host_names():

@@ -224,8 +224,10 @@ DEMO_SATELLITE: dict[str, Any] = {"reps": 8}
 #: Reduced scale, three protocols that span the seed's conclusions (Scalable aggressive,
 #: Compound and AReno friendly), 10 long-lived flows, no random loss. Four replications:
 #: with two, Student's t (1 d.o.f.) makes every interval span zero.
-DEMO_HIGHSPEED: dict[str, Any] = {"reps": 4, "scale": "reduced", "protocols": "scalable,compound,areno",
-                                  "loads": "10", "loss": "false"}
+#: Sessions (revision 4) carry about 100 objects per second for the whole run, so the demo
+#: runs the tiny scale (/ 100) for 150 s under both RTT readings (docs/studies/highspeed.md).
+DEMO_HIGHSPEED: dict[str, Any] = {"reps": 4, "scale": "tiny", "protocols": "scalable,compound,areno",
+                                  "loads": "10", "loss": "false", "duration": 150}
 
 STUDIES: dict[str, Study] = {
     "iw-irto": Study(
@@ -347,7 +349,15 @@ STUDIES: dict[str, Study] = {
             StudyParam("without_short", str, "true", "with 10 long-lived flows, also run Reno and every protocol "
                                                      "alone without the short-lived flows (true/false)"),
             StudyParam("seed", int, 1, "master seed: replication r runs with core seed seed + r"),
-            StudyParam("short", int, 100, "short-lived flows per run"),
+            StudyParam("short", int, 100, "short-lived flows (sessions) per run"),
+            StudyParam("rtt", str, "equal_per_hop,common_excess",
+                       "RTT readings to run (comma-separated): equal_per_hop (130 ms mean for every hop count), "
+                       "common_excess (one excess law, so the RTT grows with the hop count)"),
+            StudyParam("workload", str, "sessions", "sessions (each source fetches objects for the whole run) or "
+                                                    "files (count files in one Poisson stream)"),
+            StudyParam("delay", str, "link", "link (15 ms is the backbone link delay) or buffer (15 ms is the "
+                                             "buffer's depth; backbone delay 1 ms)"),
+            StudyParam("duration", int, 900, "run length with sessions, s"),
         ],
         runner=_runner("highspeed"),
         citation="H. Shimonishi, T. Murase and M. Sanadidi, Assessing Interactions among Legacy and High-Speed "

@@ -7,9 +7,9 @@ sentence of the seed to them) and :mod:`.report` (figures and ``report.html``).
 ``docs/studies/highspeed.md`` describes the set-up and the verdicts.
 """
 
-from tcplab.studies.highspeed.setup import (CASES, LABELS, NAME, PROTOCOLS, SCALES, SUMMARY, StudyParams,  # noqa: F401
-                                            base_document, variant_document)
+from tcplab.studies.highspeed.setup import (CASES, DURATION_S, LABELS, NAME, PROTOCOLS, RTT_READINGS,  # noqa: F401
+                                            SCALES, SUMMARY, StudyParams, base_document, variant_document)
 from tcplab.studies.highspeed.study import DEFINITION, StudyResult, plan, run, simulate_run  # noqa: F401
 
-__all__ = ["NAME", "SUMMARY", "PROTOCOLS", "LABELS", "SCALES", "CASES", "StudyParams", "StudyResult",
+__all__ = ["NAME", "SUMMARY", "PROTOCOLS", "LABELS", "SCALES", "CASES", "DURATION_S", "RTT_READINGS", "StudyParams", "StudyResult",
            "base_document", "variant_document", "simulate_run", "plan", "run", "DEFINITION"]

@@ -221,6 +221,10 @@ def analyse_runs(flows: pd.DataFrame, links: pd.DataFrame, runs: pd.DataFrame,
     """
     if not len(flows):
         return {"relative": pd.DataFrame(), "run_metrics": pd.DataFrame(), "link_util": links}
+    # Tables written before the RTT readings were a run dimension ran today's default.
+    flows, links, runs = (t if "rtt" in t else t.assign(rtt="equal_per_hop") for t in (flows, links, runs))
+    if spikes is not None and len(spikes) and "rtt" not in spikes:
+        spikes = spikes.assign(rtt="equal_per_hop")
     ends = runs.set_index(RUN)["duration_s"]
     end = flows.merge(runs[RUN + ["duration_s"]], on=RUN, how="left")["duration_s"].to_numpy()
     flows = flows.assign(comparable=(flows["start_s"].to_numpy() <= end - MIN_SPAN_S))

@@ -47,7 +47,7 @@ from typing import Any, Callable, Iterable, Sequence
 import pandas as pd
 
 from tcplab.studies import findings as fnd
-from tcplab.studies.highspeed.setup import LABELS, NAME, PROTOCOLS, SEED_STUDY
+from tcplab.studies.highspeed.setup import LABELS, NAME, PROTOCOLS, RTT_READINGS, SEED_STUDY
 
 __all__ = [
     "NEGLIGIBLE_REL", "NEGLIGIBLE_UTIL", "NEGLIGIBLE_SLOPE", "NEGLIGIBLE_JAIN", "FRIENDLY_FLOOR", "MANY_SPIKES",
@@ -547,6 +547,44 @@ _NEEDS: dict[str, set[Need]] = {
 }
 
 
+def _rtt_tag(rtt: str | None, reading: str | None) -> str | None:
+    """A check's reading with the RTT reading it ran under.
+
+    Example:
+        >>> _rtt_tag("common_excess", None), _rtt_tag("equal_per_hop", "efficiency = whole run")
+        ('RTT common_excess', 'RTT equal_per_hop; efficiency = whole run')
+        >>> _rtt_tag(None, "x")
+        'x'
+    """
+    if rtt is None:
+        return reading
+    return f"RTT {rtt}" + (f"; {reading}" if reading else "")
+
+
+def _readings_within_rtt(checks: list[dict[str, Any]]) -> dict[str, Any]:
+    """The finding's verdict per reading: a check without a reading of its own counts in
+    every reading of its RTT reading (as :func:`tcplab.studies.findings.finding` does
+    for a study with one RTT reading).
+
+    Example:
+        >>> cs = [{"reading": "RTT a", "verdict": "held"}, {"reading": "RTT a; x", "verdict": "contradicted"},
+        ...       {"reading": "RTT b", "verdict": "held"}]
+        >>> _readings_within_rtt(cs)["readings"]
+        {'RTT a; x': 'contradicted', 'RTT b': 'held'}
+    """
+    own = [c for c in checks if not c.get("extension") and c.get("reading")]
+    rtts = sorted({c["reading"].split("; ", 1)[0] for c in own})
+    out: dict[str, str] = {}
+    for r in rtts:
+        mine = [c for c in own if c["reading"].split("; ", 1)[0] == r]
+        subs = sorted({c["reading"] for c in mine if "; " in c["reading"]})
+        for sub in subs or [r]:
+            out[sub] = fnd.combine(c["verdict"] for c in mine if c["reading"] in (r, sub))
+    if not out:
+        return {}
+    return {"readings": out, "reading_dependent": len(set(out.values())) > 1}
+
+
 def evaluate_findings(rm: pd.DataFrame, params: Any) -> dict[str, Any]:
     """Checks seed 002's claims on the per-run metrics; returns the ``findings.json`` document.
 
@@ -554,18 +592,42 @@ def evaluate_findings(rm: pd.DataFrame, params: Any) -> dict[str, Any]:
     Every finding of :data:`FINDINGS` is present; one whose runs were not all part of
     this invocation is ``not run``.
     """
-    checks: dict[str, list[dict[str, Any]]] = {}
-    runs = Runs(rm.assign(**{f"{a}-{b}": rm[a] - rm[b] for a, b in _DIFFERENCES if a in rm and b in rm})
-                if len(rm) else rm)
-    if len(rm):
-        for part in (_h1_h2, _h3_h4, _h5_h6, _h7_h8, _h9_h10, _table, _s1_s2, _extensions):
-            checks.update(part(runs))
+    # Every finding is evaluated under each RTT reading that was run (the run dimension
+    # ``rtt``; setup.RTT_READINGS) and its checks name it (``reading="RTT <r>"``, or
+    # ``"RTT <r>; <the check's own reading>"``), so the finding reports a verdict per
+    # RTT reading (``rtt_readings``) and says whether it depends on it (``rtt_dependent``).
+    readings = ([r for r in RTT_READINGS if (rm["rtt"] == r).any()] if len(rm) and "rtt" in rm else []) or [None]
+    per_reading: dict[str | None, tuple[dict[str, list[dict[str, Any]]], Runs]] = {}
+    for r in readings:
+        sub = rm[rm["rtt"] == r] if r is not None else rm
+        runs = Runs(sub.assign(**{f"{a}-{b}": sub[a] - sub[b] for a, b in _DIFFERENCES if a in sub and b in sub})
+                    if len(sub) else sub)
+        checks: dict[str, list[dict[str, Any]]] = {}
+        if len(sub):
+            for part in (_h1_h2, _h3_h4, _h5_h6, _h7_h8, _h9_h10, _table, _s1_s2, _extensions):
+                checks.update(part(runs))
+        per_reading[r] = (checks, runs)
     findings = []
     for fid in _ORDER:
-        missing = _missing(runs, _NEEDS[fid])
-        own = checks.get(fid, []) if not missing else []
-        findings.append(fnd.finding(fid, FINDINGS[fid], own, extension=fid in EXTENSIONS,
-                                    not_run=_not_run_text(missing) if missing else "not run"))
+        own: list[dict[str, Any]] = []
+        by_rtt: dict[str, str] = {}
+        missing_all: list[Need] = []
+        for r, (checks, runs) in per_reading.items():
+            missing = _missing(runs, _NEEDS[fid])
+            if missing:
+                missing_all += missing
+                continue
+            tagged = [{**c, "reading": _rtt_tag(r, c.get("reading"))} for c in checks.get(fid, [])]
+            own += tagged
+            if r is not None:
+                by_rtt[r] = fnd.finding(fid, FINDINGS[fid], tagged, extension=fid in EXTENSIONS)["verdict"]
+        f = fnd.finding(fid, FINDINGS[fid], own, extension=fid in EXTENSIONS,
+                        not_run=_not_run_text(sorted(set(missing_all))) if missing_all else "not run")
+        if by_rtt:
+            f["rtt_readings"] = by_rtt
+            f["rtt_dependent"] = len(set(by_rtt.values())) > 1
+            f.update(_readings_within_rtt(own))
+        findings.append(f)
     p = asdict(params) if is_dataclass(params) and not isinstance(params, type) else dict(params or {})
     doc = fnd.document(NAME, SEED_STUDY, p, int(p.get("reps", 0)), ["lot"], fnd.METHOD, findings)
     doc["thresholds"] = {"negligible_relative_throughput": NEGLIGIBLE_REL, "negligible_utilisation": NEGLIGIBLE_UTIL,
@@ -588,7 +650,9 @@ def summary_rows(rm: pd.DataFrame) -> list[dict[str, Any]]:
     cols = [c for c in ("rel_long", "rel_short", "reno_deg_long", "util", "util_gain", "util_active",
                         "util_active_gain", "slope_rtt", "slope_hops", "jain", "short_s", "short_reno_s",
                         "spike_rate") if c in rm]
-    for (sh, n, loss, p, m), part in rm.groupby(["shorts", "n_long", "loss", "protocol", "mix"], sort=False):
-        rows.append({"protocol": p, "mix": m, "n_long": int(n), "loss": bool(loss), "shorts": bool(sh),
+    rm = rm if "rtt" in rm else rm.assign(rtt="equal_per_hop")
+    for (rtt, sh, n, loss, p, m), part in rm.groupby(["rtt", "shorts", "n_long", "loss", "protocol", "mix"],
+                                                     sort=False):
+        rows.append({"protocol": p, "mix": m, "n_long": int(n), "loss": bool(loss), "shorts": bool(sh), "rtt": rtt,
                      "runs": int(len(part)), **{c: fnd.num(part[c].mean()) for c in cols}})
     return rows

@@ -29,7 +29,7 @@ Example:
     >>> doc["topology"]["backbone"]["rate"], doc["topology"]["backbone"]["error"]
     ('100Mbps', {'kind': 'bernoulli', 'per': 0.0001})
     >>> doc["workload"]["classes"][0]["count"], doc["workload"]["classes"][0]["bytes"], doc["duration"]
-    (40, '470MB', '5400s')
+    (40, '470MB', '900s')
     >>> doc["cc"]["name"], doc["workload"]["classes"][1]["mix_fraction"]
     ('scalable', 0.5)
     >>> [c["name"] for c in variant_document(base_document(), "tiny", "reno", "alone", 10, False, shorts=False)
@@ -48,7 +48,8 @@ from tcplab import units
 
 __all__ = [
     "NAME", "SUMMARY", "SEED_STUDY", "STUDY_VERSION", "PROTOCOLS", "LABELS", "MIXES", "MIX_FRACTION", "SCALES",
-    "LOSS_PER_FULL", "CASES", "HOP_BINS", "MIN_SPAN_S", "TAIL_S", "RUN", "CASE", "OWD_FLOWS",
+    "LOSS_PER_FULL", "CASES", "HOP_BINS", "MIN_SPAN_S", "TAIL_S", "RUN", "CASE", "OWD_FLOWS", "RTT_READINGS",
+    "WORKLOADS", "DELAY_READINGS", "BUFFER_READING_DELAY", "DURATION_S", "owd_flows",
     "StudyParams", "base_document", "variant_document",
 ]
 
@@ -57,7 +58,8 @@ SEED_STUDY = "002_06d48414b99b3466"
 SUMMARY = "Seed 002: 8 congestion controls alone and mixed with Reno on a 5-router parking lot with short flows"
 #: Bumped when a change alters what a task computes, so old task files are not reused.
 #: 3: the ``shorts`` dimension (runs without short-lived flows) and the one-way-delay spikes.
-STUDY_VERSION = 3
+#: 4: sessions (``workload``), the RTT readings (``rtt``) and the backbone-delay readings (``delay``).
+STUDY_VERSION = 4
 
 EXAMPLES = Path(__file__).resolve().parents[4] / "examples" / "highspeed"
 BASE_FILE = "parking_lot.toml"
@@ -86,8 +88,28 @@ CASES = ((10, False), (40, False), (10, True))
 HOP_BINS = {1: "1", 2: "2", 3: "3-4", 4: "3-4"}
 #: The columns that identify a run, and the case a run is paired within (the same
 #: flows in every run of a case and replication: common random numbers).
-RUN = ["protocol", "mix", "n_long", "loss", "shorts", "rep"]
-CASE = ["n_long", "loss", "shorts", "rep"]
+RUN = ["protocol", "mix", "n_long", "loss", "shorts", "rtt", "rep"]
+CASE = ["n_long", "loss", "shorts", "rtt", "rep"]
+#: The two readings of "Average round trip delay of a flow = 130msec (exponential)"
+#: (the core's ``workload.rtt_reading``): the same mean RTT for every hop count, or
+#: one exponential excess for every flow, so the RTT grows with the hop count. Neither
+#: is the seed's; the study runs both as named variants.
+RTT_READINGS = ("equal_per_hop", "common_excess")
+#: The two readings of "[[workload.classes]] count" (``docs/studies/highspeed.md``):
+#: ``sessions`` (each of the N sources fetches objects with the stated inter-arrival
+#: time for the whole run; the default) or ``files`` (N files in one Poisson stream).
+WORKLOADS = ("sessions", "files")
+#: The two readings of "1Gbps links with 2MB buffer (15msec)": ``link``, 15 ms is each
+#: backbone link's one-way delay (the default); ``buffer``, 15 ms is the buffer's
+#: depth (2 MB at 1 Gbit/s = 16.8 ms) and the link delay is not given, so tcplab sets
+#: :data:`BUFFER_READING_DELAY`.
+DELAY_READINGS = ("link", "buffer")
+#: Backbone one-way delay under the ``buffer`` reading (tcplab's choice: a short hop, so
+#: nearly all of the 130 ms mean RTT is the drawn access delay).
+BUFFER_READING_DELAY = "1ms"
+#: Run length with sessions, s (tcplab's choice; with sessions the offered load does not
+#: depend on the run length, so it is set by cost: docs/studies/highspeed.md).
+DURATION_S = 900
 #: Long-lived flows whose per-packet one-way delay is recorded (Reno alone, 10
 #: long-lived flows, with and without short-lived flows): the first three to arrive.
 #: The seed shows the RTT of one flow "as an example"; three give a steadier count.
@@ -106,12 +128,26 @@ def _div(text: str, parse: Any, fmt: Any, k: int) -> str:
     return fmt(parse(text) // k)
 
 
+def owd_flows(workload: str = "sessions") -> tuple[str, ...]:
+    """The flows whose one-way delay is recorded: the first three long-lived files, or
+    the first object of each of the first three long-lived sessions.
+
+    Example:
+        >>> owd_flows()
+        ('long000.0000', 'long001.0000', 'long002.0000')
+    """
+    return OWD_FLOWS if workload == "files" else tuple(f"{n}.0000" for n in OWD_FLOWS)
+
+
 def variant_document(base: dict[str, Any], scale: str, protocol: str, mix: str, n_long: int,
-                     loss: bool, shorts: bool = True) -> dict[str, Any]:
+                     loss: bool, shorts: bool = True, rtt: str = "equal_per_hop", workload: str = "sessions",
+                     delay: str = "link", duration_s: int = DURATION_S) -> dict[str, Any]:
     """The scenario document of one run: ``base`` with the swept paths set (module doc).
 
     ``shorts=False`` drops the short-lived class; the long-lived flows draw from their
-    own substreams, so they are the same flows as with it.
+    own substreams, so they are the same flows as with it. ``rtt``, ``workload`` and
+    ``delay`` pick the readings (:data:`RTT_READINGS`, :data:`WORKLOADS`,
+    :data:`DELAY_READINGS`); with sessions the run lasts ``duration_s``.
     """
     k = SCALES[scale]
     doc = copy.deepcopy(base)
@@ -131,10 +167,18 @@ def variant_document(base: dict[str, Any], scale: str, protocol: str, mix: str, 
     short_c["size"]["mean"] = _div(short_c["size"]["mean"], units.parse_size, units.format_size, k)
     for c in (long_c, short_c):
         c["mix_fraction"] = MIX_FRACTION if mix == "mixed" else 0.0
+    doc["workload"]["rtt_reading"] = rtt
+    if delay == "buffer":
+        bb["delay"] = BUFFER_READING_DELAY
+    for c in (long_c, short_c):
+        c["mode"] = workload
     if not shorts:
         doc["workload"]["classes"] = [long_c]
-    gap_s = units.parse_time(long_c["interarrival_mean"]) / 1e9
-    doc["duration"] = f"{round(n_long * gap_s + TAIL_S)}s"
+    if workload == "sessions":
+        doc["duration"] = f"{int(duration_s)}s"
+    else:
+        gap_s = units.parse_time(long_c["interarrival_mean"]) / 1e9
+        doc["duration"] = f"{round(n_long * gap_s + TAIL_S)}s"
     return doc
 
 
@@ -165,12 +209,17 @@ class StudyParams:
         without_short: with 10 long-lived flows, also run Reno and every protocol alone
             without the short-lived flows (the seed's RTT example).
         seed: master seed; replication r uses core seed ``seed + r``.
-        short: short-lived flows per run (seed 002: 100).
+        short: short-lived flows (or sessions) per run (seed 002: 100).
+        rtt: the RTT readings to run, of :data:`RTT_READINGS` (a run dimension).
+        workload: ``sessions`` (default) or ``files`` (:data:`WORKLOADS`).
+        delay: ``link`` (default) or ``buffer`` (:data:`DELAY_READINGS`).
+        duration: run length with sessions, s.
 
     Example:
-        >>> StudyParams(reps=2).n_runs()      # 2 x (3 cases x (1 + 7 x 2) + (1 + 7) without short flows)
-        106
-        >>> StudyParams(reps=2, protocols="scalable,areno", loads="10", loss=False, without_short=False).n_runs()
+        >>> StudyParams(reps=2).n_runs()      # 2 x 2 RTT readings x (3 x (1 + 7 x 2) + (1 + 7))
+        212
+        >>> StudyParams(reps=2, protocols="scalable,areno", loads="10", loss=False, without_short=False,
+        ...             rtt="equal_per_hop").n_runs()
         10
     """
 
@@ -183,6 +232,10 @@ class StudyParams:
     without_short: bool = True
     seed: int = 1
     short: int = 100
+    rtt: Any = field(default_factory=lambda: list(RTT_READINGS))
+    workload: str = "sessions"
+    delay: str = "link"
+    duration: int = DURATION_S
 
     def __post_init__(self) -> None:
         if isinstance(self.reps, bool) or not isinstance(self.reps, int) or self.reps < 2:
@@ -199,19 +252,28 @@ class StudyParams:
             raise ValueError(f"seed must be in [0, 2^63), got {self.seed}")
         if not 1 <= int(self.short) <= 10_000:
             raise ValueError(f"short must be 1 to 10000 flows, got {self.short}")
+        self.rtt = _list(self.rtt, str, RTT_READINGS, "rtt")
+        if self.workload not in WORKLOADS:
+            raise ValueError(f"workload: unknown {self.workload!r}; accepted: {', '.join(WORKLOADS)}")
+        if self.delay not in DELAY_READINGS:
+            raise ValueError(f"delay: unknown {self.delay!r}; accepted: {', '.join(DELAY_READINGS)}")
+        self.duration = int(self.duration)
+        if not 60 <= self.duration <= 100_000:
+            raise ValueError(f"duration must be 60 to 100000 s, got {self.duration}")
 
     def cases(self) -> list[tuple[int, bool]]:
         """(long-lived count, random loss) cases run with short-lived flows."""
         return [(n, loss) for n, loss in CASES if n in self.loads and (self.loss or not loss)]
 
-    def configurations(self) -> list[tuple[str, str, int, bool, bool]]:
-        """(protocol, mix, long-lived count, loss, shorts) of every run of a replication; baselines first."""
+    def configurations(self) -> list[tuple[str, str, int, bool, bool, str]]:
+        """(protocol, mix, long-lived count, loss, shorts, RTT reading) of every run of a replication; baselines first."""
         out = []
-        for n, loss in self.cases():
-            out.append(("reno", "alone", n, loss, True))
-            out += [(p, m, n, loss, True) for p in self.protocols for m in MIXES]
-        if self.without_short and 10 in self.loads:
-            out += [(p, "alone", 10, False, False) for p in ["reno", *self.protocols]]
+        for rtt in self.rtt:
+            for n, loss in self.cases():
+                out.append(("reno", "alone", n, loss, True, rtt))
+                out += [(p, m, n, loss, True, rtt) for p in self.protocols for m in MIXES]
+            if self.without_short and 10 in self.loads:
+                out += [(p, "alone", 10, False, False, rtt) for p in ["reno", *self.protocols]]
         return out
 
     def n_runs(self) -> int:

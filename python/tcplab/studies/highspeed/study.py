@@ -18,7 +18,7 @@ them), the figures and ``report.html`` :mod:`tcplab.studies.highspeed.report`.
 
 Example:
     >>> len(plan(StudyParams(reps=2, protocols="areno", loads="10", loss=False, without_short=False)))
-    6
+    12
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ from tcplab.scenario import Scenario
 from tcplab.studies import engine
 from tcplab.studies.engine import BlockTask, StudyResult, task_key
 from tcplab.studies.highspeed import analysis, claims
-from tcplab.studies.highspeed.setup import (CASES, MIXES, NAME, OWD_FLOWS, PROTOCOLS, RUN, SEED_STUDY,
-                                            STUDY_VERSION, StudyParams, base_document, variant_document)
+from tcplab.studies.highspeed.setup import (CASES, MIXES, NAME, PROTOCOLS, RTT_READINGS, RUN, SEED_STUDY,
+                                            STUDY_VERSION, StudyParams, base_document, owd_flows, variant_document)
 
 __all__ = ["simulate_run", "plan", "run", "Definition", "DEFINITION", "StudyResult"]
 
@@ -68,21 +68,26 @@ def simulate_run(spec: dict[str, Any]) -> dict[str, Any]:
 
     Example:
         >>> spec = {"scale": "tiny", "protocol": "cubic", "mix": "mixed", "n_long": 2, "loss": False, "shorts": True,
-        ...         "rep": 0, "seed": 1, "base": base_document(), "short": 10}
-        >>> out = simulate_run(spec)
+        ...         "rep": 0, "seed": 1, "base": base_document(), "short": 2, "duration": 60}
+        >>> out = simulate_run(spec)      # 2 long and 2 short sessions for 60 s; long000's first object comes later
         >>> len(out["flows"]["name"]), sorted(set(out["flows"]["flow_cc"])), len(out["links"]["link"])
-        (12, ['cubic', 'reno'], 8)
-        >>> len(simulate_run({**spec, "shorts": False})["flows"]["name"])
-        2
+        (104, ['cubic', 'reno'], 8)
+        >>> sorted({n.split(".")[0] for n in simulate_run({**spec, "shorts": False})["flows"]["name"]})
+        ['long001']
+
     """
     shorts = bool(spec.get("shorts", True))
+    workload = spec.get("workload", "sessions")
     doc = variant_document(spec["base"], spec["scale"], spec["protocol"], spec["mix"], int(spec["n_long"]),
-                           bool(spec["loss"]), shorts=shorts)
+                           bool(spec["loss"]), shorts=shorts, rtt=spec.get("rtt", "equal_per_hop"),
+                           workload=workload, delay=spec.get("delay", "link"),
+                           duration_s=int(spec.get("duration", 900)))
     if shorts and spec.get("short") is not None:
         doc["workload"]["classes"][1]["count"] = int(spec["short"])
     owd = records_owd(spec)
+    recorded = owd_flows(workload)[:int(spec["n_long"])]
     if owd:
-        doc["record"] = {"owd": [n for n in OWD_FLOWS[:int(spec["n_long"])]]}
+        doc["record"] = {"owd": list(recorded)}
     core_seed = int(spec["seed"]) + int(spec["rep"])
     core = Scenario.from_dict(doc).to_core(core_seed)
     t0 = time.perf_counter()
@@ -95,9 +100,10 @@ def simulate_run(spec: dict[str, Any]) -> dict[str, Any]:
     rows: dict[str, list[Any]] = {c: [] for c in _FLOW_COLUMNS}
     for i, name in enumerate(f["name"]):
         hops = int(f["group"][i].rsplit("_h", 1)[1])
-        d_s, d_d = lk["delay_s"][li[f"acc_{name}_s"]], lk["delay_s"][li[f"acc_{name}_d"]]
+        host = name.split(".")[0]  # a session's objects use the session's hosts
+        d_s, d_d = lk["delay_s"][li[f"acc_{host}_s"]], lk["delay_s"][li[f"acc_{host}_d"]]
         elapsed = f["elapsed_s"][i]
-        entry, exit_ = int(lk["to"][li[f"acc_{name}_s"]][1:]), int(lk["to"][li[f"acc_{name}_d"]][1:])
+        entry, exit_ = int(lk["to"][li[f"acc_{host}_s"]][1:]), int(lk["to"][li[f"acc_{host}_d"]][1:])
         values = {"name": name, "cls": f["group"][i].rsplit("_h", 1)[0], "entry": entry, "exit": exit_, "hops": hops,
                   "rtt_s": 2 * hops * hop_delay + 2 * (d_s + d_d), "flow_cc": f["cc"][i], "start_s": f["start_s"][i],
                   "bytes_target": f["bytes_target"][i], "bytes_delivered": f["bytes_delivered"][i],
@@ -112,7 +118,7 @@ def simulate_run(spec: dict[str, Any]) -> dict[str, Any]:
              "drops": [q["drops_overflow"][qi[n]] + q["drops_corruption"][qi[n]] for n in bb]}
     runs = {"core_seed": [core_seed], "duration_s": [meta["sim_end_s"]], "events": [meta["events"]],
             "pkt_hops": [int(sum(lk["tx_pkts"]))], "digest": [meta["digest"]], "sim_wall_s": [wall]}
-    spikes = (analysis.spike_rows(res["series"]["owd"], OWD_FLOWS, f["name"]) if owd
+    spikes = (analysis.spike_rows(res["series"]["owd"], recorded, f["name"]) if owd
               else {c: [] for c in _SPIKE_COLUMNS})
     return {"flows": rows, "links": links, "runs": runs, "spikes": spikes}
 
@@ -122,10 +128,11 @@ def plan(params: StudyParams) -> list[BlockTask]:
     base = base_document()
     tasks = []
     for rep in range(params.reps):
-        for protocol, mix, n, loss, shorts in params.configurations():
+        for protocol, mix, n, loss, shorts, rtt in params.configurations():
             spec = {"study": NAME, "version": STUDY_VERSION, "scale": params.scale, "protocol": protocol, "mix": mix,
-                    "n_long": n, "loss": loss, "shorts": shorts, "rep": rep, "seed": int(params.seed),
-                    "short": int(params.short), "base": base, "core": _core.version()}
+                    "n_long": n, "loss": loss, "shorts": shorts, "rtt": rtt, "rep": rep, "seed": int(params.seed),
+                    "short": int(params.short), "workload": params.workload, "delay": params.delay,
+                    "duration": int(params.duration), "base": base, "core": _core.version()}
             tasks.append(BlockTask(task_key(spec), spec, 1))
     return sorted(tasks, key=lambda t: (-t.spec["n_long"], not t.spec["shorts"]))
 
@@ -138,7 +145,7 @@ class Definition(engine.StudyDefinition):
     version = STUDY_VERSION
     task_tables = ("flows", "links", "runs", "spikes")
     config_columns = (("protocol", "string"), ("mix", "string"), ("n_long", "int64"), ("loss", "bool"),
-                      ("shorts", "bool"), ("rep", "int64"))
+                      ("shorts", "bool"), ("rtt", "string"), ("rep", "int64"))
     empty_columns = tuple(RUN)
     block = staticmethod(simulate_run)
 
@@ -147,7 +154,8 @@ class Definition(engine.StudyDefinition):
 
     def order(self, spec: dict[str, Any]) -> tuple[Any, ...]:
         return (not spec.get("shorts", True), CASES.index((spec["n_long"], spec["loss"])),
-                PROTOCOLS.index(spec["protocol"]), MIXES.index(spec["mix"]), spec["rep"])
+                PROTOCOLS.index(spec["protocol"]), MIXES.index(spec["mix"]),
+                RTT_READINGS.index(spec.get("rtt", "equal_per_hop")), spec["rep"])
 
     def n_runs(self, params: StudyParams) -> int:
         return params.n_runs()
