@@ -87,4 +87,22 @@ fn golden_digest_linux() {
     assert_eq!(r.meta.digest, GOLDEN_LINUX, "trace digest changed: if intended, update GOLDEN_LINUX and say why in the commit");
 }
 
-const GOLDEN_LINUX: &str = "7810c77edd26ab15";
+/// 7810c77edd26ab15 until `linux` took Linux 6.x's defaults for timestamps (52-byte
+/// headers, MSS 1448: every segment and its timing moved), F-RTO (`tcp_frto = 2`) and
+/// the receiver's quick-ACK mode and adaptive delayed-ACK timeout (the first segments
+/// are each ACKed): `GOLDEN_LINUX_BEFORE_DEFAULTS` pins the earlier digest with those
+/// set back by hand.
+const GOLDEN_LINUX: &str = "100ec8640115fe94";
+
+/// The `linux` flow with timestamps, F-RTO and quick-ACK off, and MSS 1460 with
+/// 40-byte headers, gives the digest the profile gave before they became its
+/// defaults: the change touched nothing else.
+#[test]
+fn golden_digest_linux_before_defaults() {
+    let r = run(&mixed_scenario_tcp(json!({"profile": "linux", "timestamps": false, "header_bytes": 40,
+        "mss": 1460, "frto": false, "quickack": false})), 42);
+    eprintln!("linux before defaults digest {} events {}", r.meta.digest, r.meta.events);
+    assert_eq!(r.meta.digest, GOLDEN_LINUX_BEFORE_DEFAULTS);
+}
+
+const GOLDEN_LINUX_BEFORE_DEFAULTS: &str = "7810c77edd26ab15";

@@ -126,6 +126,13 @@ fn transfer(cfg: TcpConfig, segments: u64, owd: SimDuration, perturb: &dyn Fn(u6
 /// queue builds and the RTT stays at the propagation delay (plus 1-2 ms).
 fn config(rack_tlp: bool) -> TcpConfig {
     let mut c = TcpConfig::profile("linux").unwrap();
+    // The vectors are worked for 1460-byte segments without options, an RFC 5681
+    // receiver and no F-RTO (the RTO-only arm times the plain timeout).
+    c.mss = MSS as u32;
+    c.header_bytes = 40;
+    c.timestamps = false;
+    c.frto = false;
+    c.quickack = false;
     c.rcv_buffer = 40 * MSS;
     c.prr = PrrMode::Linux;
     c.dsack = true;

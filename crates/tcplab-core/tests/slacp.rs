@@ -175,7 +175,7 @@ fn impossible_link_layer_configurations_are_refused() {
     let e = err(mapped, vec![udp("voice", S, 100, MS)]);
     assert!(e.contains("link_layer.map: unknown flow 'vioce'; flows: voice"), "{e}");
     let small = link_pair(128_000, 250, json!({"link_layer": {"kind": "slacp", "mac_buffer": 1000}}));
-    let e = err(small, vec![json!({"kind": "tcp", "src": "st", "dst": "gw", "bytes": 1000, "tcp": {"mss": 1410}})]);
+    let e = err(small, vec![json!({"kind": "tcp", "src": "st", "dst": "gw", "bytes": 1000, "tcp": {"mss": 1410, "header_bytes": 40}})]);
     assert!(e.contains("link_layer.mac_buffer (1000 B) cannot hold the largest frame (1454 B"), "{e}");
     let nofec = link_pair(128_000, 250, json!({"link_layer": {"kind": "slacp", "channels": [{"name": "x", "arq": false}]}}));
     let e = err(nofec, vec![udp("u", S, 100, MS)]);

@@ -67,7 +67,9 @@ fn slow_link_uct_is_serialization_dominated() {
     let sc = |iw: u32| scenario(
         dumbbell(1, 64_000, 150, 40, 0),
         vec![rpc("s0", "d0", json!({"process": "times", "at": [0]}),
-                 json!({"profile": "linux", "iw": iw, "fin_ignores_cwnd": true}))],
+                 // 1500-byte packets as worked above: MSS 1460 without options.
+                 json!({"profile": "linux", "iw": iw, "fin_ignores_cwnd": true,
+                        "mss": 1460, "header_bytes": 40, "timestamps": false}))],
         json!({}),
     );
     let r10 = run(&sc(10), 1);

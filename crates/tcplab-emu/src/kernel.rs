@@ -19,6 +19,8 @@
 //! | syn_retries | `net.ipv4.tcp_syn_retries` | sender |
 //! | dupack_threshold | `net.ipv4.tcp_reordering` | sender's initial reordering degree |
 //! | frto | `net.ipv4.tcp_frto` | 2 (on) or 0 (off) |
+//! | frto_variant | — | any non-zero `tcp_frto` runs Linux's SACK-enhanced F-RTO (`tcp_process_loss`): `linux` is native, `rfc5682` is accepted and noted |
+//! | quickack | — | Linux always has quick-ACK mode and the adaptive delayed-ACK timeout (`tcp_event_data_recv`): on is native, off is accepted and noted |
 //! | delayed_ack | route `quickack` | off = `quickack 1` on the receiver's route back |
 //! | cbi_ssthresh_reuse | `net.ipv4.tcp_no_metrics_save`, `tcp_no_ssthresh_metrics_save` | per-destination metrics cache (RFC 2140's temporal sharing) |
 //! | initial_rto | — | fixed at 1 s (`TCP_TIMEOUT_INIT`): anything else is refused |
@@ -43,6 +45,7 @@
 
 use tcplab_core::cc::CcSpec;
 use tcplab_core::tcp::config::{InitialWindow, TcpConfig};
+use tcplab_core::tcp::frto::FrtoVariant;
 use tcplab_core::tcp::prr::PrrMode;
 use tcplab_core::tcp::rtt::RttEstimatorKind;
 use tcplab_core::time::SimDuration;
@@ -213,6 +216,12 @@ pub fn map_tcp(cfg: &TcpConfig, cc: &CcSpec, k: &KernelFacts) -> Result<KernelTc
         bad.push("tcp.limited_transmit = false: Linux always sends new data on the first two duplicate ACKs (RFC 3042); it cannot be turned off".into());
     }
     out.sysctls.push(("net.ipv4.tcp_frto", if cfg.frto { "2" } else { "0" }.into(), Side::Sender));
+    if cfg.frto && cfg.frto_variant != FrtoVariant::Linux {
+        out.deviations.push("tcp.frto_variant = rfc5682: a non-zero tcp_frto runs Linux's SACK-enhanced F-RTO (tcp_process_loss); the kernel does this regardless".into());
+    }
+    if cfg.delayed_ack && !cfg.quickack {
+        out.deviations.push("tcp.quickack = false: Linux's receiver quick-ACKs (tcp_incr_quickack) and adapts its delayed-ACK timeout (tcp_event_data_recv); the kernel does this regardless".into());
+    }
     if !cfg.byte_counting {
         bad.push("tcp.byte_counting = false: Linux grows cwnd by the segments each ACK delivers (tcp_slow_start, tcp_cong_avoid_ai); per-ACK counting has no kernel equivalent".into());
     } else if cfg.abc_limit != 2 {
@@ -351,12 +360,32 @@ mod tests {
             iw: Some(InitialWindow::Formula(tcplab_core::tcp::config::IwFormula::Rfc3390)),
             min_rto: Some(SimDuration::from_millis(300)),
             delayed_ack: Some(false),
+            mss: Some(1460),
+            header_bytes: Some(40),
             ..Default::default()
         };
         let k = map_tcp(&spec.resolve().unwrap(), &CcSpec::default(), &facts()).unwrap();
         // RFC 3390 with MSS 1460: min(5840, max(2920, 4380)) = 4380 B = 3 segments.
         assert_eq!((k.initcwnd, k.rto_min_ms, k.quickack), (3, Some(300), true));
     }
+    /// The `linux` profile is the kernel's defaults: timestamps on (`tcp_timestamps =
+    /// 1`, MSS 1448 + 12 option bytes as TCP_MAXSEG), `tcp_frto = 2`, and neither its
+    /// F-RTO nor its quick-ACK receiver is a deviation; the older settings are noted.
+    #[test]
+    fn linux_profile_keeps_the_kernel_defaults() {
+        let linux = TcpSpec::default().resolve().unwrap();
+        let k = map_tcp(&linux, &CcSpec::default(), &facts()).unwrap();
+        let sysctl = |n: &str| k.sysctls.iter().find(|s| s.0 == n).map(|s| s.1.clone());
+        assert_eq!(sysctl("net.ipv4.tcp_timestamps").as_deref(), Some("1"));
+        assert_eq!(sysctl("net.ipv4.tcp_frto").as_deref(), Some("2"));
+        assert_eq!((k.mss, k.maxseg), (1448, Some(1460)));
+        assert!(!k.deviations.iter().any(|d| d.contains("frto") || d.contains("quickack")), "{:?}", k.deviations);
+        let old = TcpSpec { frto_variant: Some(tcplab_core::tcp::frto::FrtoVariant::Rfc5682), quickack: Some(false), ..Default::default() };
+        let k = map_tcp(&old.resolve().unwrap(), &CcSpec::default(), &facts()).unwrap();
+        assert!(k.deviations.iter().any(|d| d.starts_with("tcp.frto_variant = rfc5682")));
+        assert!(k.deviations.iter().any(|d| d.starts_with("tcp.quickack = false")));
+    }
+
     #[test]
     fn fin_exception_follows_the_kernel_release() {
         // tcp_cwnd_test's FIN exception left in Linux 6.10.

@@ -36,11 +36,13 @@ TCP_KINDS: dict[str, str] = {
     "dupack_threshold": "int",
     "limited_transmit": "bool",
     "frto": "bool",
+    "frto_variant": "str",
     "byte_counting": "bool",
     "abc_limit": "int",
     "delayed_ack": "bool",
     "delack_timeout": "time",
     "delack_segments": "int",
+    "quickack": "bool",
     "daass": "bool",
     "rcv_buffer": "size",
     "window_scaling": "bool",
@@ -110,11 +112,17 @@ class TcpOptions(Model):
     dupack_threshold: Optional[int] = _knob("dupack_threshold", "Duplicate ACKs that trigger fast retransmit.", ge=1)
     limited_transmit: Optional[bool] = _knob("limited_transmit", "Limited Transmit (RFC 3042).")
     frto: Optional[bool] = _knob("frto", "F-RTO spurious-RTO detection (RFC 5682).")
+    frto_variant: Optional[str] = _knob(
+        "frto_variant", "Which F-RTO: 'rfc5682' (RFC 5682 section 2, basic) or 'linux' (tcp_process_loss, "
+                        "SACK-enhanced, tcp_frto = 2).")
     byte_counting: Optional[bool] = _knob("byte_counting", "Appropriate Byte Counting (RFC 3465).")
     abc_limit: Optional[int] = _knob("abc_limit", "ABC slow-start limit L in segments (RFC 3465 §2.2).", ge=1)
     delayed_ack: Optional[bool] = _knob("delayed_ack", "Receiver delays ACKs (RFC 5681 §4.2).")
     delack_timeout: Optional[Time] = _knob("delack_timeout", "Delayed-ACK timer.")
     delack_segments: Optional[int] = _knob("delack_segments", "Full-sized segments that force an ACK.", ge=1)
+    quickack: Optional[bool] = _knob(
+        "quickack", "Linux receiver ACK timing: quick-ACK mode (tcp_incr_quickack) and adaptive delayed-ACK "
+                    "timeout (tcp_event_data_recv).")
     daass: Optional[bool] = _knob("daass", "No delayed ACKs during slow start (RFC 2760 §5.1).")
     rcv_buffer: Optional[Size] = _knob("rcv_buffer", "Receiver buffer, advertised as the window.", ge=1)
     window_scaling: Optional[bool] = _knob(

@@ -12,9 +12,13 @@
 //!   initial ssthresh bound, congestion controls as the Linux modules compute them
 //!   (`linux_cc`: whole-segment ssthresh, CUBIC's constant Reno-friendly alpha, BBR's
 //!   own recovery window). ECN is not requested (`tcp_ecn = 2`: accepted when asked).
-//!   F-RTO stays off although Linux enables it (`tcp_frto = 2`): tcplab's F-RTO is RFC
-//!   5682's basic algorithm, and with byte counting under load it keeps senders from
-//!   fast recovery (see docs/validation.md, Known deviations).
+//!   Timestamps on (`tcp_timestamps = 1`): 12 option bytes in every segment (52-byte
+//!   headers), so MSS 1448 at MTU 1500 (`tcp_mss_to_mtu`), RTT samples as
+//!   `tcp_ack_update_rtt` takes them (the ACKed segment's own time first, the echoed
+//!   TSval in milliseconds when only retransmitted data was acked) and the Eifel undo
+//!   (`tcp_try_undo_loss`). F-RTO on as `tcp_frto = 2` (`frto_variant = "linux"`,
+//!   `tcp/frto.rs`: `tcp_process_loss`'s SACK-enhanced algorithm). The receiver's
+//!   quick-ACK mode and adaptive delayed-ACK timeout (`quickack`, `tcp/quickack.rs`).
 //! - `linux-2.6`: Linux 2.6.2x-2.6.35 as seeds 001 and 003 ran it: RFC 3390's initial
 //!   window, initial RTO 3 s, minimum RTO 200 ms as an RFC 6298 floor with one timed
 //!   segment per RTT, delayed ACK 40 ms/2 segments, byte counting, SACK with RFC 6675
@@ -44,6 +48,7 @@
 //!   ones. The seed names 4 segments, so the profile sends 4 (5640 B at MSS 1410);
 //!   `iw = "rfc3390"` gives the byte formula.
 
+use super::frto::FrtoVariant;
 use super::prr::PrrMode;
 use super::rtt::RttEstimatorKind;
 use crate::time::SimDuration;
@@ -109,8 +114,12 @@ pub struct TcpConfig {
     pub dupack_threshold: u32,
     /// Limited Transmit (RFC 3042).
     pub limited_transmit: bool,
-    /// F-RTO spurious-RTO detection (RFC 5682 §2, basic version).
+    /// F-RTO spurious-RTO detection (`frto_variant` says which algorithm).
     pub frto: bool,
+    /// `rfc5682`: RFC 5682 §2's basic algorithm with the conservative response;
+    /// `linux`: the kernel's SACK-enhanced F-RTO (`tcp_process_loss`, `tcp/frto.rs`).
+    #[serde(default)]
+    pub frto_variant: FrtoVariant,
     /// Appropriate Byte Counting (RFC 3465): growth by bytes acked, not ACKs counted.
     pub byte_counting: bool,
     /// ABC limit L in segments for slow start (RFC 3465 §2.2; Linux uses 2).
@@ -121,6 +130,12 @@ pub struct TcpConfig {
     pub delack_timeout: SimDuration,
     /// Full-sized segments that force an ACK (2 per RFC 5681 §4.2).
     pub delack_segments: u32,
+    /// Linux's receiver ACK timing (`tcp/quickack.rs`): quick-ACK mode
+    /// (`tcp_enter_quickack_mode`, `tcp_incr_quickack`) and the adaptive delayed-ACK
+    /// timeout (`tcp_event_data_recv`, `tcp_send_delayed_ack`), with `delack_timeout`
+    /// as `TCP_ATO_MIN`. Off: RFC 5681 §4.2's fixed timer.
+    #[serde(default)]
+    pub quickack: bool,
     /// DAASS: no delayed ACKs while the sender is in slow start (RFC 2760 §5.1). The
     /// receiver infers slow start from the sender's segment flag, which tcplab
     /// sets truthfully (the simulator knows the sender's state).
@@ -137,7 +152,7 @@ pub struct TcpConfig {
     /// The timestamp option (RFC 7323), as Linux uses it (`tcp_timestamps`): an RTT
     /// sample from the echo of every ACK of new data (RTTM, §4; Linux
     /// `tcp_ack_saw_tstamp`) and Eifel detection of spurious timeouts (RFC 3522;
-    /// Linux `tcp_try_undo_loss` / `tcp_packet_delayed`). Off in every profile; the
+    /// Linux `tcp_try_undo_loss` / `tcp_packet_delayed`). On in `linux` only; the
     /// option's 12 bytes are for `header_bytes` (and `mss`) to include.
     #[serde(default)]
     pub timestamps: bool,
@@ -199,11 +214,13 @@ pub struct TcpSpec {
     pub dupack_threshold: Option<u32>,
     pub limited_transmit: Option<bool>,
     pub frto: Option<bool>,
+    pub frto_variant: Option<FrtoVariant>,
     pub byte_counting: Option<bool>,
     pub abc_limit: Option<u32>,
     pub delayed_ack: Option<bool>,
     pub delack_timeout: Option<SimDuration>,
     pub delack_segments: Option<u32>,
+    pub quickack: Option<bool>,
     pub daass: Option<bool>,
     pub rcv_buffer: Option<u64>,
     pub window_scaling: Option<bool>,
@@ -227,7 +244,7 @@ pub const DEFAULT_PROFILE: &str = "linux";
 /// One-line descriptions for `tcplab list`.
 pub fn profile_description(name: &str) -> &'static str {
     match name {
-        "linux" => "Linux 6.x: IW10, initial RTO 1 s, Linux RTT estimator (RTO >= SRTT + 200 ms), delayed ACK 40 ms/2 segments, ABC, SACK + D-SACK, RACK-TLP, PRR, reductions from cwnd, Linux CC modules' arithmetic",
+        "linux" => "Linux 6.x: timestamps (MSS 1448, 52 B headers), IW10, initial RTO 1 s, Linux RTT estimator (RTO >= SRTT + 200 ms), delayed ACK 2 segments with quick-ACK mode and adaptive ato from 40 ms, ABC, SACK + D-SACK, RACK-TLP, F-RTO (tcp_frto = 2), PRR, reductions from cwnd, Linux CC modules' arithmetic",
         "linux-2.6" => "Linux 2.6.2x-2.6.35 (seeds 001, 003; before PRR, RACK, IW10 and the 1 s initial RTO): IW per RFC 3390 (3 segments at MSS 1460), initial RTO 3 s (RFC 2988), RFC 6298 RTO >= 200 ms, delayed ACK 40 ms/2 segments, ABC, SACK/RFC 6675, Limited Transmit",
         "ns2-sack" => "ns-2 Agent/TCP/Sack1 as in seed 000: IW3, initial RTO 3 s, min RTO 1 s, per-ACK growth, no delayed ACK, SACK",
         "reference" => "seed 004 reference TCP: IW1, RFC 2581 + NewReno (RFC 2582), 200 ms delayed ACK, no SACK",
@@ -254,11 +271,13 @@ impl TcpConfig {
             dupack_threshold: 3,
             limited_transmit: true,
             frto: false,
+            frto_variant: FrtoVariant::Rfc5682,
             byte_counting: true,
             abc_limit: 2,
             delayed_ack: true,
             delack_timeout: SimDuration::from_millis(40),
             delack_segments: 2,
+            quickack: false,
             daass: false,
             rcv_buffer: 6 * 1024 * 1024,
             window_scaling: true,
@@ -275,6 +294,15 @@ impl TcpConfig {
             linux_cc: false,
         };
         let linux = TcpConfig {
+            // `tcp_timestamps = 1`: 12 option bytes (RFC 7323 §3: 10, padded to 12), so
+            // MTU 1500 carries 1448 payload bytes.
+            mss: 1448,
+            header_bytes: 52,
+            timestamps: true,
+            // `tcp_frto = 2`.
+            frto: true,
+            quickack: true,
+            frto_variant: FrtoVariant::Linux,
             // RFC 6928 (Linux 2.6.39) and RFC 6298 §2.1 (Linux 3.1).
             iw: InitialWindow::Segments(10),
             initial_rto: SimDuration::from_secs(1),
@@ -378,8 +406,8 @@ impl TcpSpec {
         }
         over!(
             mss, header_bytes, iw, initial_rto, min_rto, max_rto, syn_retries, sack,
-            dupack_threshold, limited_transmit, frto, byte_counting, abc_limit, delayed_ack,
-            delack_timeout, delack_segments, daass, rcv_buffer, window_scaling,
+            dupack_threshold, limited_transmit, frto, frto_variant, byte_counting, abc_limit, delayed_ack,
+            delack_timeout, delack_segments, quickack, daass, rcv_buffer, window_scaling,
             cbi_ssthresh_reuse, fin_ignores_cwnd, timestamps, ecn, prr, rack, tlp, dsack,
             rtt_estimator, ssthresh_from_cwnd, linux_cc
         );

@@ -6,7 +6,9 @@
 //! into packets and events.
 
 pub mod config;
+pub mod frto;
 pub mod prr;
+pub mod quickack;
 pub mod rack;
 pub mod receiver;
 pub mod rate;

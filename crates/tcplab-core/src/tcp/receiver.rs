@@ -11,6 +11,9 @@
 //!   fires; an immediate ACK is sent for an out-of-order segment, a duplicate, or a
 //!   segment that fills (part of) a gap. DAASS (RFC 2760 §5.1): no delaying while the
 //!   sender is in slow start.
+//! - Linux's ACK timing, with `quickack` (module `quickack`): quick-ACK mode ACKs
+//!   every in-order segment for a while after the first data, a long silence or a
+//!   duplicate segment, and the delayed-ACK timer adapts to the inter-arrival time.
 //! - SACK (RFC 2018 §4): up to 3 blocks (the room left by the timestamp option, as
 //!   Linux and ns-2's default `max_sack_blocks_`); the first block holds the most
 //!   recently received segment, the rest repeat the most recently reported blocks.
@@ -37,6 +40,7 @@
 //!   with the old ECE value, and the segment that changed it is ACKed at once.
 
 use super::config::TcpConfig;
+use super::quickack::{LinuxAckTiming, TCP_MAX_QUICKACKS};
 use super::{LazyTimer, Outbox, Segment, TimerKind};
 use crate::net::packet::{Ecn, SackBlock, TcpHeader, FLAG_ACK, FLAG_ECE, FLAG_SYN};
 use crate::time::{SimDuration, SimTime};
@@ -91,6 +95,11 @@ pub struct TcpReceiver {
     /// Report duplicates with D-SACK (RFC 2883), and the range to report next.
     dsack: bool,
     pending_dsack: Option<SackBlock>,
+    /// Linux's quick-ACK mode and adaptive ato (`quickack`), and when the SYN-ACK
+    /// left (its RTT sample, once, for a SYN answered once).
+    linux_ack: Option<LinuxAckTiming>,
+    synack_at: Option<SimTime>,
+    synacks: u32,
 }
 
 impl TcpReceiver {
@@ -123,6 +132,11 @@ impl TcpReceiver {
             ce_state: false,
             dsack: cfg.dsack && cfg.sack,
             pending_dsack: None,
+            linux_ack: cfg
+                .quickack
+                .then(|| LinuxAckTiming::new(cfg.mss, cfg.advertised_window(), cfg.delack_timeout)),
+            synack_at: None,
+            synacks: 0,
         }
     }
 
@@ -197,6 +211,8 @@ impl TcpReceiver {
             self.ecn_ok = hdr.is_ece() && hdr.is_cwr();
             let flags = if self.ecn_ok { FLAG_SYN | FLAG_ACK | FLAG_ECE } else { FLAG_SYN | FLAG_ACK };
             self.send_ack(flags, out);
+            self.synack_at = Some(now);
+            self.synacks += 1;
             return arrival;
         }
         // ECN feedback (and the quick ACKs after a CE) only on ECN-capable connections.
@@ -206,11 +222,20 @@ impl TcpReceiver {
         if start <= self.last_ack_sent && hdr.ts_val >= self.ts_recent {
             self.ts_recent = hdr.ts_val; // RFC 7323 §4.3 (2)
         }
+        if let (Some(a), Some(at)) = (self.linux_ack.as_mut(), self.synack_at.take()) {
+            if self.synacks == 1 {
+                a.on_rtt_sample(now - at); // tcp_synack_rtt_meas
+            }
+        }
         if end <= self.rcv_nxt {
             // Entirely old: a duplicate (spurious retransmission). ACK at once so the
-            // sender learns the state (RFC 5681 §4.2).
+            // sender learns the state (RFC 5681 §4.2); Linux also enters quick-ACK
+            // mode (`tcp_data_queue`).
             if end > start {
                 self.note_dsack(start, end);
+                if let Some(a) = self.linux_ack.as_mut() {
+                    a.enter_quickack_mode(TCP_MAX_QUICKACKS);
+                }
             }
             self.send_ack(FLAG_ACK, out);
             return arrival;
@@ -260,7 +285,15 @@ impl TcpReceiver {
             // Every in-order segment counts towards the ACK threshold, full-sized or
             // not (ns-2 DelAck and Linux both count segments).
             self.unacked_segments += 1;
+            let mut quick = false;
+            if let Some(a) = self.linux_ack.as_mut() {
+                if hdr.len > 0 {
+                    a.on_data(hdr.len as u64, now);
+                }
+                quick = a.in_quickack_mode();
+            }
             let immediate = had_gap
+                || quick
                 || ack_now
                 || !self.delayed_ack
                 || (self.daass && hdr.ss_hint)
@@ -268,6 +301,15 @@ impl TcpReceiver {
                 || self.unacked_segments >= self.delack_segments;
             if immediate {
                 self.send_ack(FLAG_ACK, out);
+            } else if let Some(a) = self.linux_ack.as_ref() {
+                match self.delack.deadline() {
+                    Some(d) if a.about_to_expire(d, now) => self.send_ack(FLAG_ACK, out),
+                    Some(_) => {}
+                    None => {
+                        let ato = a.delack_timeout();
+                        self.delack.arm(TimerKind::DelAck, now + ato, out);
+                    }
+                }
             } else if self.delack.deadline().is_none() {
                 self.delack.arm(TimerKind::DelAck, now + self.delack_timeout, out);
             }
@@ -315,6 +357,9 @@ impl TcpReceiver {
     /// The delayed-ACK timer event of generation `gen`.
     pub fn on_timer(&mut self, gen: u32, now: SimTime, out: &mut Outbox) {
         if self.delack.fire(TimerKind::DelAck, gen, now, out) && self.unacked_segments > 0 {
+            if let Some(a) = self.linux_ack.as_mut() {
+                a.on_delack_timer();
+            }
             self.send_ack(FLAG_ACK, out);
         }
     }
@@ -381,6 +426,11 @@ impl TcpReceiver {
             }
             self.quick_acks = self.quick_acks.saturating_sub(1);
         }
+        if flags & FLAG_SYN == 0 {
+            if let Some(a) = self.linux_ack.as_mut() {
+                a.on_ack_sent();
+            }
+        }
         self.unacked_segments = 0;
         self.delack.cancel();
         self.acks_sent += 1;
@@ -439,8 +489,21 @@ mod tests {
         TcpHeader { seq, len, flags: FLAG_ACK, ..Default::default() }
     }
 
+    /// A profile's receiver; `linux` here is the RFC 5681 receiver these tests work
+    /// by hand (a fixed delayed-ACK timer, 40-byte headers): its quick-ACK mode and
+    /// timestamps are off (`quickack`'s own tests are in `tests_quickack`).
+    fn cfg_of(profile: &str) -> TcpConfig {
+        let mut cfg = TcpConfig::profile(profile).unwrap();
+        if profile == "linux" {
+            cfg.quickack = false;
+            cfg.header_bytes = 40;
+            cfg.mss = 1460;
+        }
+        cfg
+    }
+
     fn rx(profile: &str) -> (TcpReceiver, Outbox) {
-        let mut r = TcpReceiver::new(&TcpConfig::profile(profile).unwrap());
+        let mut r = TcpReceiver::new(&cfg_of(profile));
         let mut out = Outbox::default();
         let syn = TcpHeader { flags: FLAG_SYN, ..Default::default() };
         r.on_segment(&syn, SimTime(0), &mut out);
@@ -553,7 +616,7 @@ mod tests {
     }
 
     fn ecn_rx(per_packet: bool) -> (TcpReceiver, Outbox) {
-        let mut r = TcpReceiver::new(&TcpConfig::profile("linux").unwrap());
+        let mut r = TcpReceiver::new(&cfg_of("linux"));
         r.set_per_packet_ce_echo(per_packet);
         let mut out = Outbox::default();
         let syn = TcpHeader { flags: FLAG_SYN | crate::net::packet::FLAG_ECE | crate::net::packet::FLAG_CWR, ..Default::default() };
@@ -695,3 +758,68 @@ mod tests {
     }
 }
 
+#[cfg(test)]
+mod tests_quickack {
+    use super::*;
+    use crate::tcp::config::TcpConfig;
+
+    fn seg(seq: u64) -> TcpHeader {
+        TcpHeader { seq, len: 1448, flags: FLAG_ACK, ..Default::default() }
+    }
+
+    /// The `linux` receiver: SYN at 0, SYN-ACK then; the first segment arrives 40 ms
+    /// later (the handshake RTT: receiver RTO 40 + max(80, 200) = 240 ms). Linux
+    /// `tcp_event_data_recv` enters quick-ACK mode with min(rcv_wnd / (2 rcv_mss), 16)
+    /// = 14480 / 2896 = 5 ACKs: segments 1-5 are each ACKed at once, then every second
+    /// one (segment 7), and segment 8 waits for the 40 ms timer. An RFC 5681 receiver
+    /// (`quickack` off) ACKs segments 2, 4, 6 and 8 only.
+    #[test]
+    fn first_segments_are_each_acked_then_every_second() {
+        for quick in [true, false] {
+            let mut cfg = TcpConfig::profile("linux").unwrap();
+            cfg.quickack = quick;
+            let mut r = TcpReceiver::new(&cfg);
+            let mut out = Outbox::default();
+            r.on_segment(&TcpHeader { flags: FLAG_SYN, ..Default::default() }, SimTime(0), &mut out);
+            out.clear();
+            let mut acked = vec![];
+            for k in 0..8u64 {
+                let n = out.segments.len();
+                r.on_segment(&seg(1 + k * 1448), SimTime(40_000_000 + k * 100_000), &mut out);
+                if out.segments.len() > n {
+                    acked.push(k + 1);
+                }
+            }
+            if quick {
+                assert_eq!(acked, vec![1, 2, 3, 4, 5, 7]);
+                // ato: 40 ms, halved and raised by 20 ms per close arrival: 40 ms.
+                assert_eq!(r.delack.deadline(), Some(SimTime(40_000_000 + 7 * 100_000 + 40_000_000)));
+            } else {
+                assert_eq!(acked, vec![2, 4, 6, 8]);
+            }
+        }
+    }
+
+    /// A duplicate segment (`tcp_data_queue`'s retransmit case) enters quick-ACK
+    /// mode with `TCP_MAX_QUICKACKS`, bounded by rcv_wnd / (2 rcv_mss): after 20
+    /// segments the modelled window is 14480 + 20 * 2896 = 72400 B, so 25, capped at 16.
+    #[test]
+    fn a_duplicate_enters_quickack_mode() {
+        let cfg = TcpConfig::profile("linux").unwrap();
+        let mut r = TcpReceiver::new(&cfg);
+        let mut out = Outbox::default();
+        r.on_segment(&TcpHeader { flags: FLAG_SYN, ..Default::default() }, SimTime(0), &mut out);
+        for k in 0..20u64 {
+            r.on_segment(&seg(1 + k * 1448), SimTime(40_000_000 + k * 100_000), &mut out);
+        }
+        assert_eq!(r.linux_ack.as_ref().unwrap().quick(), 0);
+        r.on_segment(&seg(1), SimTime(50_000_000), &mut out);
+        assert_eq!(r.linux_ack.as_ref().unwrap().quick(), 15, "16, less the duplicate's own ACK");
+        out.clear();
+        for k in 20..36u64 {
+            r.on_segment(&seg(1 + k * 1448), SimTime(50_000_000 + k * 100_000), &mut out);
+        }
+        // 15 segments each ACKed at once, then every second.
+        assert_eq!(out.segments.len(), 15);
+    }
+}

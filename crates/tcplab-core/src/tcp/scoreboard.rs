@@ -213,6 +213,9 @@ pub struct AckUpdate {
     pub newest_clean: Option<(SimTime, u64)>,
     /// The same among retransmitted segments (whose RTT is ambiguous).
     pub newest_retransmitted: Option<(SimTime, u64)>,
+    /// The lowest end of a never-retransmitted segment this ACK newly delivered
+    /// (Linux F-RTO's `FLAG_ORIG_SACK_ACKED` counts those ending by `high_seq`).
+    pub lowest_clean_end: Option<u64>,
     /// A never-retransmitted segment was delivered below the highest sequence
     /// delivered before this ACK: the network reordered (RFC 8985 §6.2 step 3).
     pub reordering: bool,
@@ -886,6 +889,9 @@ impl Scoreboard {
         }
         if !g.ever_retx && g.seq < prior_fack {
             up.reordering = true;
+        }
+        if !g.ever_retx && up.lowest_clean_end.is_none_or(|e| g.end() < e) {
+            up.lowest_clean_end = Some(g.end());
         }
     }
 

@@ -23,10 +23,16 @@
 //! - F-RTO (RFC 5682 §2, basic, non-SACK form): after a timeout, send new data on the
 //!   first ACK; a second ACK that advances the window declares the RTO spurious, and
 //!   the sender returns to the Open state with cwnd = ssthresh... (see `frto_*`).
+//! - F-RTO as Linux runs it (`frto_variant = "linux"`, module `frto`): after a
+//!   timeout, the first ACK that advances snd_una sends new data instead of
+//!   retransmissions; an ACK or SACK of never-retransmitted data undoes the timeout.
 //! - Timestamps (RFC 7323), when `timestamps` is on: every segment carries its send
-//!   time (TSval); every ACK of new data gives an RTT sample `now - TSecr` (RTTM, §4;
-//!   Linux `tcp_ack_saw_tstamp`), retransmitted data included (the echo says which
-//!   copy arrived), instead of one timed segment per RTT. Eifel detection (RFC 3522;
+//!   time (TSval). With the RFC 6298 estimator every ACK of new data gives an RTT
+//!   sample `now - TSecr` (RTTM, §4), retransmitted data included (the echo says which
+//!   copy arrived), instead of one timed segment per RTT. With Linux's estimator the
+//!   ACK's own Karn-clean sample comes first and the echo is used only when the ACK
+//!   advanced snd_una over retransmitted data alone, in whole milliseconds of the
+//!   timestamp clock, at least 1 ms (`tcp_ack_update_rtt`, `TCP_TS_HZ` = 1000). Eifel detection (RFC 3522;
 //!   Linux `tcp_try_undo_loss` when `tcp_packet_delayed`): while in Loss, an ACK of
 //!   new data echoing a TSval older than the timeout's first retransmission proves
 //!   the original arrived; the timeout is undone as Linux `tcp_undo_cwnd_reduction`
@@ -66,6 +72,7 @@
 //! Sequence space: SYN = 0, data bytes 1..=N, FIN = N+1 for finite transfers.
 
 use super::config::TcpConfig;
+use super::frto::{FrtoStep, FrtoVariant, LinuxFrto, LossAck};
 use super::prr::{Prr, PrrAck, PrrMode};
 use super::rack::{has_dsack, Rack};
 use super::tlp::{self, ProbeOutcome, Tlp};
@@ -155,6 +162,12 @@ pub struct TcpSender {
     tx_counter: u32,
     scoreboard: Option<Scoreboard>,
     frto: Frto,
+    /// Linux's F-RTO (`frto_variant = "linux"`), and its step 2b: this ACK sends new
+    /// data only, the count since `frto_new_from` (snd_max at step 2b) in flight when
+    /// there is no scoreboard.
+    linux_frto: LinuxFrto,
+    frto_send_new: bool,
+    frto_new_from: u64,
     /// The loss episode's cwnd, ssthresh and first retransmission's TSval, for Eifel.
     undo: Option<(u64, u64, u64)>,
     /// F-RTO step 2b: new data may be sent up to this sequence number (snd_max + 2 MSS
@@ -268,6 +281,9 @@ impl TcpSender {
             tx_counter: 0,
             scoreboard,
             frto: Frto::Off,
+            linux_frto: LinuxFrto::default(),
+            frto_send_new: false,
+            frto_new_from: 0,
             undo: None,
             frto_limit: 0,
             cwnd_limited: true,
@@ -496,6 +512,19 @@ impl TcpSender {
             newly_lost,
         );
         self.pending_rate_sample = rs;
+        let ack_rtt = match ack_rtt {
+            // Linux `tcp_ack_update_rtt`: the echoed TSval only when the ACK advanced
+            // snd_una over retransmitted data alone, in the timestamp clock's whole
+            // milliseconds (`TCP_TS_HZ`), at least one.
+            None if self.cfg.timestamps
+                && self.cfg.rtt_estimator == RttEstimatorKind::Linux
+                && una_advanced
+                && hdr.ts_ecr > 0 =>
+            {
+                Some(ts_echo_rtt_ms(now, hdr.ts_ecr))
+            }
+            r => r,
+        };
         self.ack_rtt = ack_rtt;
         if self.cfg.prr != PrrMode::Off {
             self.prr_ack = PrrAck { delivered: newly_delivered, pipe: 0, una_advanced, newly_lost: newly_lost > 0 };
@@ -529,6 +558,9 @@ impl TcpSender {
         if ece && self.ca == CaState::Open {
             self.enter_cwr(now);
         }
+        // Linux F-RTO's ACK flags, from before this ACK moves snd_una and snd_nxt.
+        let orig = self.orig_delivered(upd.as_ref(), ack);
+        let sacked = upd.is_some_and(|u| u.newly_sacked > 0);
         if ack > self.snd_una {
             let acked = ack - self.snd_una;
             self.snd_una = ack;
@@ -536,7 +568,7 @@ impl TcpSender {
                 self.snd_nxt = ack;
             }
             if self.cfg.timestamps {
-                if hdr.ts_ecr > 0 {
+                if hdr.ts_ecr > 0 && self.cfg.rtt_estimator != RttEstimatorKind::Linux {
                     self.rtt.sample(now.since(SimTime(hdr.ts_ecr - 1))); // RFC 7323 §4.2
                 }
                 if self.ca == CaState::Loss {
@@ -545,6 +577,7 @@ impl TcpSender {
             } else {
                 self.take_rtt_sample(ack, now);
             }
+            self.linux_frto_ack(true, orig, sacked, false, now);
             self.dupacks = 0;
             if self.rack.is_some() && self.rack_recovery_due() {
                 self.enter_recovery(now, out);
@@ -552,6 +585,7 @@ impl TcpSender {
             self.on_new_ack(acked, prior_in_flight, now, out);
         } else if ack == self.snd_una && hdr.len == 0 && self.flight_size() > 0 {
             let is_dup = self.scoreboard.is_none() || sack_new;
+            self.linux_frto_ack(false, orig, sacked, is_dup, now);
             if is_dup {
                 self.dupacks += 1;
                 match self.frto {
@@ -581,6 +615,7 @@ impl TcpSender {
             self.w.cwnd = self.w.cwnd.max(self.cfg.mss as u64);
         }
         self.try_send(now, out);
+        self.frto_send_new = false;
         if self.all_acked() {
             self.phase = Phase::Closed;
             self.rto_timer.cancel();
@@ -851,20 +886,73 @@ impl TcpSender {
     /// RFC 3522 §2: the ACK echoes `ts_ecr`; older than the first retransmission means
     /// the original was delivered, so the timeout was spurious (module doc).
     fn eifel_undo(&mut self, ts_ecr: u64, now: SimTime) {
-        let Some((cwnd, ssthresh, first_rexmit)) = self.undo else { return };
+        let Some((_, _, first_rexmit)) = self.undo else { return };
         if ts_ecr == 0 || ts_ecr >= first_rexmit {
             return;
         }
-        self.undo = None;
         self.stats.rto_undos += 1;
-        self.w.cwnd = self.w.cwnd.max(cwnd);
-        self.w.ssthresh = self.w.ssthresh.max(ssthresh);
+        self.undo_loss(now);
+    }
+
+    /// Undoes the timeout (Linux `tcp_undo_cwnd_reduction` with the loss marks
+    /// cleared): cwnd and ssthresh back to at least their values before it, when the
+    /// episode recorded them; sending resumes at snd_max, state Open.
+    fn undo_loss(&mut self, now: SimTime) {
+        if let Some((cwnd, ssthresh, _)) = self.undo.take() {
+            self.w.cwnd = self.w.cwnd.max(cwnd);
+            self.w.ssthresh = self.w.ssthresh.max(ssthresh);
+        }
         if let Some(sb) = self.scoreboard.as_mut() {
             sb.undo_rto_losses();
         }
         self.frto = Frto::Off;
+        self.linux_frto.clear();
+        self.frto_send_new = false;
         self.snd_nxt = self.snd_max;
         self.set_ca(CaState::Open, now);
+    }
+
+    /// Never-retransmitted data sent before the episode's end was delivered by this
+    /// ACK (Linux `FLAG_ORIG_SACK_ACKED`, set by `tcp_clean_rtx_queue` and
+    /// `tcp_sacktag_one` for segments ending by `high_seq`): from the scoreboard; without
+    /// one, a cumulative ACK past what the timeout's go-back-N has resent (snd_nxt),
+    /// before step 2b only (the sender keeps no per-segment record then).
+    fn orig_delivered(&self, upd: Option<&super::scoreboard::AckUpdate>, ack: u64) -> bool {
+        match upd {
+            Some(u) => u.lowest_clean_end.is_some_and(|e| e <= self.recover + 1),
+            None => ack > self.snd_nxt && self.snd_nxt <= self.recover,
+        }
+    }
+
+    /// Linux's F-RTO on one ACK in the Loss state (module `frto`).
+    fn linux_frto_ack(&mut self, una_advanced: bool, orig_delivered: bool, data_sacked: bool, dupack: bool, now: SimTime) {
+        if self.ca != CaState::Loss || !self.linux_frto.is_active() {
+            return;
+        }
+        let mss = self.cfg.mss as u64;
+        let a = LossAck {
+            una_advanced,
+            orig_delivered,
+            data_sacked,
+            dupack,
+            recovered: self.snd_una > self.recover,
+            can_send_new: self.has_unsent_data(self.snd_max)
+                && self.snd_max < self.snd_una.saturating_add(self.rwnd.max(mss)),
+        };
+        match self.linux_frto.on_loss_ack(&a) {
+            FrtoStep::Undo => {
+                self.stats.frto_spurious += 1;
+                self.undo_loss(now);
+            }
+            FrtoStep::SendNew => {
+                // high_seq = snd_nxt: the episode now ends with the new data.
+                self.recover = self.snd_max - 1;
+                self.frto_send_new = true;
+                self.frto_new_from = self.snd_max;
+                self.snd_nxt = self.snd_max;
+            }
+            FrtoStep::Conventional => {}
+        }
     }
 
     fn on_dupack(&mut self, now: SimTime, out: &mut Outbox) {
@@ -1055,6 +1143,7 @@ impl TcpSender {
                 self.stats.rtos += 1;
                 let first_timeout = self.rtt.backoffs() == 0;
                 let episode_start = self.ca != CaState::Loss;
+                let new_recovery = matches!(self.ca, CaState::Open | CaState::Cwr);
                 let prior = (self.w.cwnd, self.w.ssthresh);
                 if first_timeout || self.ca != CaState::Loss {
                     let flight = self.flight_size();
@@ -1084,7 +1173,10 @@ impl TcpSender {
                 self.reo_timer.cancel();
                 // F-RTO in its basic form, also with SACK (as Linux allows): the SACK
                 // board's RTO loss marking is undone if the timeout proves spurious.
-                self.frto = if self.cfg.frto { Frto::AwaitFirst } else { Frto::Off };
+                let basic = self.cfg.frto_variant == FrtoVariant::Rfc5682;
+                self.frto = if self.cfg.frto && basic { Frto::AwaitFirst } else { Frto::Off };
+                self.linux_frto.on_rto(self.cfg.frto && !basic, new_recovery, !first_timeout);
+                self.frto_send_new = false;
                 // Go-back-N from snd_una (RFC 5681 §3.1; RFC 6298 §5.4).
                 self.snd_nxt = self.snd_una;
                 let seq = self.snd_una;
@@ -1192,7 +1284,11 @@ impl TcpSender {
             return;
         }
         let mss = self.cfg.mss as u64;
-        if self.scoreboard.is_some() && matches!(self.ca, CaState::Recovery | CaState::Loss) && self.frto != Frto::AwaitSecond {
+        if self.scoreboard.is_some()
+            && matches!(self.ca, CaState::Recovery | CaState::Loss)
+            && self.frto != Frto::AwaitSecond
+            && !self.frto_send_new
+        {
             self.pipe_send(now, out);
             return;
         }
@@ -1209,8 +1305,12 @@ impl TcpSender {
             let (len, fin) = self.segment_at(seq);
             let seg = (len as u64).max(1);
             // With RACK, what is in flight is pipe (Linux `tcp_packets_in_flight`).
+            // Linux F-RTO's new data (step 2b) counts the pipe as well: the timeout
+            // marked the rest lost.
             let in_flight = match (&self.rack, &self.scoreboard) {
                 (Some(_), Some(sb)) if self.snd_nxt >= self.snd_max => sb.pipe(),
+                (None, Some(sb)) if self.frto_send_new && self.snd_nxt >= self.snd_max => sb.pipe(),
+                (_, None) if self.frto_send_new => self.snd_nxt - self.frto_new_from,
                 _ => self.snd_nxt - self.snd_una,
             };
             let mut window = self.w.cwnd;
@@ -1268,11 +1368,21 @@ impl TcpSender {
     }
 }
 
+/// The RTT Linux reads from an echoed TSval (`tcp_ack_update_rtt`): the timestamp
+/// clock ticks in milliseconds (`TCP_TS_HZ` = 1000), so the sample is the difference
+/// of the two clock readings in whole milliseconds, at least 1 ms. tcplab's TSval is
+/// the send time in nanoseconds plus one (0 means no echo).
+fn ts_echo_rtt_ms(now: SimTime, ts_ecr: u64) -> SimDuration {
+    let sent_ms = (ts_ecr - 1) / 1_000_000;
+    let now_ms = now.0 / 1_000_000;
+    SimDuration::from_millis(now_ms.saturating_sub(sent_ms).max(1))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::cc::{reno::Reno, AckInfo};
-    use crate::tcp::config::TcpConfig;
+    use crate::tcp::config::{TcpConfig, TcpSpec};
 
     /// Reno's window with a fixed pacing rate, to test the sender's pacing alone.
     struct Paced(Reno, Rate);
@@ -1400,6 +1510,98 @@ mod tests {
         assert_eq!(s.stats().retransmits, 1);
     }
 
+    /// The `linux` profile (MSS 1448, IW10, RACK, timestamps, F-RTO as `tcp_frto =
+    /// 2`), its IW (1 .. 14481) sent at 1 ms, the RTO fired; returns the RTO's time.
+    fn linux_frto_sender(out: &mut Outbox) -> (TcpSender, SimTime) {
+        let cfg = TcpConfig::profile("linux").unwrap();
+        assert_eq!((cfg.mss, cfg.header_bytes, cfg.frto, cfg.frto_variant), (1448, 52, true, FrtoVariant::Linux));
+        let mut s = TcpSender::new(cfg, Box::new(Reno), Some(1_000_000), None);
+        s.open(SimTime(0), out);
+        out.clear();
+        let synack = TcpHeader { ack: 1, flags: FLAG_SYN | FLAG_ACK, wnd: 1 << 30, ..Default::default() };
+        s.on_ack(&synack, SimTime(1_000_000), out);
+        assert_eq!(out.segments.iter().filter(|g| g.hdr.len > 0).count(), 10);
+        let (_, at, gen) = *out.timers.iter().rev().find(|x| x.0 == TimerKind::Rto).unwrap();
+        out.clear();
+        let rto = s.on_timer(gen, at, out).expect("the RTO fires");
+        assert_eq!((rto.seq, s.ca_state(), s.w.cwnd), (1, CaState::Loss, 1448));
+        (s, at)
+    }
+
+    fn sack_ack(ack: u64, blocks: &[(u64, u64)], ts_ecr: u64) -> TcpHeader {
+        let mut h = TcpHeader { ack, flags: FLAG_ACK, wnd: 1 << 30, ts_ecr, ..Default::default() };
+        for (i, &(start, end)) in blocks.iter().enumerate() {
+            h.sack[i] = crate::net::packet::SackBlock { start, end };
+        }
+        h.nsack = blocks.len() as u8;
+        h
+    }
+
+    /// Linux `tcp_process_loss` (F-RTO, RFC 5682 §3 SACK-enhanced), worked by hand.
+    /// The ACK of the retransmitted segment 1 (its echo is the retransmission's, so
+    /// Eifel does not undo) advances snd_una short of high_seq (14481): step 2b sends
+    /// new data instead of retransmitting 1449..: cwnd grew 1 -> 2 segments in the Loss
+    /// state's slow start and the timeout marked the rest lost (pipe 0), so exactly
+    /// 14481 and 15929 go out. Then a SACK of the original segment [2897, 4345), sent
+    /// before the timeout and never retransmitted (`FLAG_ORIG_SACK_ACKED`), proves
+    /// the timeout spurious: `tcp_try_undo_loss(sk, true)` restores cwnd to at least
+    /// its 10 segments and the state to Open.
+    #[test]
+    fn linux_frto_sends_new_data_then_undoes_a_spurious_timeout() {
+        let mut out = Outbox::default();
+        let (mut s, at) = linux_frto_sender(&mut out);
+        let t1 = SimTime(at.0 + 20_000_000);
+        out.clear();
+        s.on_ack(&sack_ack(1449, &[], at.0 + 1), t1, &mut out);
+        let sent: Vec<u64> = out.segments.iter().filter(|g| g.hdr.len > 0).map(|g| g.hdr.seq).collect();
+        assert_eq!(sent, vec![14_481, 15_929]);
+        assert_eq!((s.ca_state(), s.stats().retransmits), (CaState::Loss, 1));
+        out.clear();
+        s.on_ack(&sack_ack(1449, &[(2897, 4345)], 1_000_001), SimTime(t1.0 + 1_000_000), &mut out);
+        assert_eq!(s.stats().frto_spurious, 1);
+        assert_eq!(s.ca_state(), CaState::Open);
+        assert!(s.w.cwnd >= 14_480, "cwnd {}", s.w.cwnd);
+        assert_eq!(s.stats().retransmits, 1, "no retransmission after the undo");
+    }
+
+    /// Step 3a: after step 2b, a SACK of the new data alone (above high_seq, so not
+    /// `FLAG_ORIG_SACK_ACKED`) means the loss was real: no undo, and the conventional
+    /// recovery retransmits from 1449. The same SACK before F-RTO's new data would be
+    /// a duplicate ACK of step 2a's kind.
+    #[test]
+    fn linux_frto_keeps_a_genuine_timeout() {
+        let mut out = Outbox::default();
+        let (mut s, at) = linux_frto_sender(&mut out);
+        let t1 = SimTime(at.0 + 20_000_000);
+        s.on_ack(&sack_ack(1449, &[], at.0 + 1), t1, &mut out);
+        out.clear();
+        s.on_ack(&sack_ack(1449, &[(14_481, 15_929)], t1.0 + 1), SimTime(t1.0 + 20_000_000), &mut out);
+        assert_eq!((s.stats().frto_spurious, s.ca_state()), (0, CaState::Loss));
+        let first = out.segments.iter().find(|g| g.hdr.len > 0).map(|g| g.hdr.seq);
+        assert_eq!(first, Some(1449));
+        // Off (`tcp_frto = 0`): the first ACK retransmits 1449 at once.
+        let mut out = Outbox::default();
+        let cfg = TcpSpec { frto: Some(false), ..Default::default() }.resolve().unwrap();
+        let mut s = TcpSender::new(cfg, Box::new(Reno), Some(1_000_000), None);
+        s.open(SimTime(0), &mut out);
+        let synack = TcpHeader { ack: 1, flags: FLAG_SYN | FLAG_ACK, wnd: 1 << 30, ..Default::default() };
+        s.on_ack(&synack, SimTime(1_000_000), &mut out);
+        let (_, at, gen) = *out.timers.iter().rev().find(|x| x.0 == TimerKind::Rto).unwrap();
+        s.on_timer(gen, at, &mut out);
+        out.clear();
+        s.on_ack(&sack_ack(1449, &[], at.0 + 1), SimTime(at.0 + 20_000_000), &mut out);
+        assert_eq!(out.segments.iter().find(|g| g.hdr.len > 0).map(|g| g.hdr.seq), Some(1449));
+    }
+
+    /// `tcp_ack_update_rtt` with timestamps: the echo is read in the timestamp clock's
+    /// milliseconds (`TCP_TS_HZ` = 1000): sent at 1.0004 s and acked at 1.0219 s is
+    /// 1021 - 1000 = 21 ms, not 21.5 ms; a sub-millisecond echo is 1 ms.
+    #[test]
+    fn linux_timestamp_rtt_is_whole_milliseconds() {
+        assert_eq!(ts_echo_rtt_ms(SimTime(1_021_900_000), 1_000_400_000 + 1), SimDuration::from_millis(21));
+        assert_eq!(ts_echo_rtt_ms(SimTime(5_000_300), 5_000_000 + 1), SimDuration::from_millis(1));
+    }
+
     #[test]
     fn eifel_keeps_a_genuine_timeout_and_off_means_go_back_n() {
         // The ACK echoes the retransmission itself: the original was lost, the
@@ -1470,4 +1672,3 @@ mod tests {
         assert_eq!(s.ca_state(), CaState::Cwr);
     }
 }
-
