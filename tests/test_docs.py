@@ -32,3 +32,12 @@ def test_every_field_of_the_schema_is_documented() -> None:
     for _, model in SECTIONS:
         for name, _info in documented_fields(model):
             assert f"| `{name}` |" in text, (model.__name__, name)
+
+
+def test_every_recorded_series_is_documented_with_its_columns() -> None:
+    from tcplab.results import COLUMNS, SERIES
+
+    text = DOC.read_text()
+    for name in SERIES:
+        rows = [line for line in text.splitlines() if line.startswith(f"| `{name}` | `")]
+        assert any(all(f"`{c}`" in row for c in COLUMNS[f"series_{name}"]) for row in rows), name

@@ -59,6 +59,21 @@ def test_results_have_parameters_as_columns_and_a_manifest(tmp_path: Path) -> No
     pd.testing.assert_frame_equal(read_tables(tmp_path)["flows"], flows)
 
 
+def test_goodput_and_packet_series_are_sweep_tables(tmp_path: Path) -> None:
+    """The two packet series land in the sweep's outputs like the other series, with
+    the parameters as columns."""
+    text = EXAMPLE_EXPERIMENT.replace("[sweep]", '[record]\nthroughput_interval = "200ms"\npackets = ["*"]\n\n[sweep]')
+    sweep(Experiment.from_toml(text), tmp_path, jobs=1, progress=False)
+    tp = pd.read_parquet(tmp_path / "series_throughput.parquet")
+    pk = pd.read_parquet(tmp_path / "series_packets.parquet")
+    flows = read_tables(tmp_path)["flows"]
+    assert {"tcp.iw", "replication", "run_key", "goodput_bps", "flow"} <= set(tp.columns)
+    assert {"tcp.iw", "run_key", "event", "seq"} <= set(pk.columns)
+    delivered = tp.groupby("run_key")["bytes"].sum()
+    assert delivered.to_dict() == flows.groupby("run_key")["bytes_delivered"].sum().to_dict()
+    assert set(pk["run_key"]) == set(flows["run_key"])
+
+
 def test_local_pool_and_dask_local_cluster_give_identical_tables(tmp_path: Path) -> None:
     exp = Experiment.from_toml(JITTERED)
     sweep(exp, tmp_path / "pool", jobs=2, progress=False)
