@@ -61,12 +61,70 @@ impl PacketEvent {
     }
 }
 
-/// One flow's goodput bins: `bins[i]` holds the bytes delivered in grid interval
-/// `first + i`.
+/// One flow's goodput bins on the grid of `interval_ns`: `bins[i]` holds the bytes
+/// delivered in grid interval `first + i`, interval k being (k·iv, (k+1)·iv]. The
+/// emulator's sinks fill the same bins from the clock (`crates/tcplab-emu`).
 #[derive(Clone, Debug, Default)]
-struct Bins {
+pub struct GoodputBins {
     first: u64,
     bins: Vec<u64>,
+}
+
+impl GoodputBins {
+    /// Empty bins for a flow that starts at `start`: a delivery comes after it, so in
+    /// an interval from `start / iv` on.
+    pub fn new(start: SimTime, interval_ns: u64) -> Self {
+        GoodputBins { first: start.0 / interval_ns.max(1), bins: Vec::new() }
+    }
+
+    /// Adds `bytes` delivered at `t` (grows once per interval, not per call).
+    #[inline]
+    pub fn add(&mut self, t: SimTime, bytes: u64, interval_ns: u64) {
+        let k = t.0.saturating_sub(1) / interval_ns;
+        let i = (k - self.first.min(k)) as usize;
+        if i >= self.bins.len() {
+            self.bins.resize(i + 1, 0);
+        }
+        self.bins[i] += bytes;
+    }
+
+    /// The first grid interval and the bytes of each from it.
+    pub fn bins(&self) -> (u64, &[u64]) {
+        (self.first, &self.bins)
+    }
+}
+
+/// The goodput series of `flows` (each its flow id, its bins and the time its rows
+/// end: its completion, or `end`; in flow-id order) up to the run's `end`: for each
+/// flow one row per grid interval from the one holding its start to the one holding
+/// its last time, ordered by interval and then flow id. The last interval ends at `end`.
+pub fn goodput_series(interval_ns: u64, end: SimTime, flows: &[(u32, &GoodputBins, SimTime)]) -> ThroughputSeries {
+    let mut s = ThroughputSeries::default();
+    let iv = interval_ns;
+    if iv == 0 || flows.is_empty() {
+        return s;
+    }
+    let interval_of = |t: SimTime| t.0.saturating_sub(1) / iv;
+    let end_k = interval_of(end);
+    let span: Vec<(u64, u64)> =
+        flows.iter().map(|(_, b, last)| (b.first, interval_of((*last).min(end)).max(b.first).min(end_k))).collect();
+    let (Some(lo), Some(hi)) = (span.iter().map(|s| s.0).min(), span.iter().map(|s| s.1).max()) else { return s };
+    for k in lo..=hi {
+        let t_end = ((k + 1) * iv).min(end.0.max(k * iv + 1));
+        let len = t_end - k * iv;
+        for (f, (id, b, _)) in flows.iter().enumerate() {
+            if k < span[f].0 || k > span[f].1 {
+                continue;
+            }
+            let bytes = b.bins.get((k - b.first) as usize).copied().unwrap_or(0);
+            s.t_s.push(t_end as f64 * 1e-9);
+            s.flow_id.push(*id);
+            s.interval_s.push(len as f64 * 1e-9);
+            s.bytes.push(bytes);
+            s.goodput_bps.push(bytes as f64 * 8.0 / (len as f64 * 1e-9));
+        }
+    }
+    s
 }
 
 /// The opt-in series that follow packets, and their hooks (see the module docs).
@@ -75,7 +133,7 @@ pub struct Recorder {
     /// Goodput interval, ns; 0 when off.
     interval_ns: u64,
     /// Per flow id: its goodput bins (empty when off).
-    bins: Vec<Bins>,
+    bins: Vec<GoodputBins>,
     /// Whether any flow's packets are traced: the one test every hook makes.
     trace_on: bool,
     /// Per flow id: whether its packets are traced.
@@ -89,11 +147,7 @@ impl Recorder {
     /// trace of the flows with `traced[id]` true.
     pub fn new(interval: Option<SimDuration>, starts: &[SimTime], traced: Vec<bool>) -> Recorder {
         let interval_ns = interval.map_or(0, |d| d.0);
-        let bins = if interval_ns > 0 {
-            starts.iter().map(|s| Bins { first: s.0 / interval_ns, bins: Vec::new() }).collect()
-        } else {
-            Vec::new()
-        };
+        let bins = if interval_ns > 0 { starts.iter().map(|&s| GoodputBins::new(s, interval_ns)).collect() } else { Vec::new() };
         Recorder { interval_ns, bins, trace_on: traced.iter().any(|&t| t), traced, trace: PacketSeries::default() }
     }
 
@@ -145,13 +199,9 @@ impl Recorder {
     #[cold]
     #[inline(never)]
     fn add_goodput(&mut self, now: SimTime, flow: FlowId, bytes: u64) {
-        let Some(b) = self.bins.get_mut(flow as usize) else { return };
-        let k = now.0.saturating_sub(1) / self.interval_ns;
-        let i = (k - b.first.min(k)) as usize;
-        if i >= b.bins.len() {
-            b.bins.resize(i + 1, 0);
+        if let Some(b) = self.bins.get_mut(flow as usize) {
+            b.add(now, bytes, self.interval_ns);
         }
-        b.bins[i] += bytes;
     }
 
     #[cold]
@@ -204,32 +254,9 @@ impl Recorder {
     /// interval from the one holding its start to the one holding `last[id]` (its
     /// completion, or `end`), ordered by interval and then flow id. Empty when off.
     pub fn throughput(&self, end: SimTime, last: &[SimTime]) -> ThroughputSeries {
-        let mut s = ThroughputSeries::default();
-        let iv = self.interval_ns;
-        if iv == 0 || self.bins.is_empty() {
-            return s;
-        }
-        let interval_of = |t: SimTime| t.0.saturating_sub(1) / iv;
-        let end_k = interval_of(end);
-        let span: Vec<(u64, u64)> =
-            self.bins.iter().enumerate().map(|(f, b)| (b.first, interval_of(last[f].min(end)).max(b.first).min(end_k))).collect();
-        let (Some(lo), Some(hi)) = (span.iter().map(|s| s.0).min(), span.iter().map(|s| s.1).max()) else { return s };
-        for k in lo..=hi {
-            let t_end = ((k + 1) * iv).min(end.0.max(k * iv + 1));
-            let len = t_end - k * iv;
-            for (f, b) in self.bins.iter().enumerate() {
-                if k < span[f].0 || k > span[f].1 {
-                    continue;
-                }
-                let bytes = b.bins.get((k - b.first) as usize).copied().unwrap_or(0);
-                s.t_s.push(t_end as f64 * 1e-9);
-                s.flow_id.push(f as u32);
-                s.interval_s.push(len as f64 * 1e-9);
-                s.bytes.push(bytes);
-                s.goodput_bps.push(bytes as f64 * 8.0 / (len as f64 * 1e-9));
-            }
-        }
-        s
+        let flows: Vec<(u32, &GoodputBins, SimTime)> =
+            self.bins.iter().zip(last.iter().copied()).enumerate().map(|(i, (b, l))| (i as u32, b, l)).collect();
+        goodput_series(self.interval_ns, end, &flows)
     }
 
     /// The packet trace, ordered by time (stably: rows of one instant keep the order
@@ -260,7 +287,7 @@ impl Recorder {
 
     /// Bins of flow `flow` (for tests): the first grid interval and the bytes of each.
     pub fn bins_of(&self, flow: FlowId) -> Option<(u64, &[u64])> {
-        self.bins.get(flow as usize).map(|b| (b.first, b.bins.as_slice()))
+        self.bins.get(flow as usize).map(GoodputBins::bins)
     }
 }
 
