@@ -174,7 +174,9 @@ SERIES_DOC: dict[str, tuple[str, str]] = {
                 "SYN is 0, the first data byte 1; UDP: the datagram's number), `ack` is the cumulative ACK of "
                 "ack-direction packets; `bytes` is the size on the wire with IP headers, `payload_bytes` the "
                 "TCP payload. Drop rows of all flows (`packets = [\"*\"]`) equal the `queues` table's drop "
-                "counts when there is no `warmup`."),
+                "counts when there is no `warmup`. Cost: about 1.2 rows per simulated event, each about 130 ns "
+                "and 100 B in the core (a traced bulk dumbbell runs at about half the events/s) and about 3 us "
+                "more through `tcplab.run` (JSON and DataFrames): trace the flows you need."),
 }
 
 #: Series whose rows also get the flow's name (``flow``) beside its ``flow_id``.
@@ -375,6 +377,10 @@ class RunResult:
             for name, cols in series_doc.items()
             if cols and any(len(v) for v in cols.values())
         }
+        packets = series.get("packets")
+        if packets is not None and packets["t_s"].isna().all():
+            # The core sends only the exact t_ns; seconds as the core computes them.
+            packets["t_s"] = packets["t_ns"].astype("float64") * 1e-9
         return cls(
             meta=meta,
             flows=frame("flows", doc.get("flows")),

@@ -23,10 +23,7 @@ type Row = (u64, &'static str, Option<u32>, &'static str, u64, Option<u64>, u32,
 
 fn rows(p: &PacketSeries) -> Vec<Row> {
     (0..p.t_ns.len())
-        .map(|i| {
-            assert_eq!(p.t_s[i], p.t_ns[i] as f64 * 1e-9);
-            (p.t_ns[i], p.event[i], p.link[i], p.direction[i], p.seq[i], p.ack[i], p.bytes[i], p.payload_bytes[i], p.cause[i])
-        })
+        .map(|i| (p.t_ns[i], p.event[i], p.link[i], p.direction[i], p.seq[i], p.ack[i], p.bytes[i], p.payload_bytes[i], p.cause[i]))
         .collect()
 }
 

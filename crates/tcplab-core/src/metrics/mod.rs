@@ -318,10 +318,9 @@ pub struct ThroughputSeries {
 /// direction at the TCP sender) at the endpoints.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct PacketSeries {
-    /// Time of the event, integer ns (exact).
+    /// Time of the event, integer ns (exact). The front end adds `t_s` (t_ns · 1e-9),
+    /// which the core leaves out to keep the result document small.
     pub t_ns: Vec<u64>,
-    /// The same, s.
-    pub t_s: Vec<f64>,
     pub flow_id: Vec<u32>,
     pub event: Vec<&'static str>,
     /// The link of `enqueue`, `drop` and `transmit` (index into `meta.link_names`);

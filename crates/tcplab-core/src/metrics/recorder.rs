@@ -22,7 +22,14 @@
 //! recorder owns, and nothing is allocated. The packet trace, when on, reads the
 //! pooled packet and appends one row to columns that grow by doubling (amortised, no
 //! allocation per packet); goodput, when on, adds to a per-flow vector of interval
-//! bins that grows once per interval, not per packet.
+//! bins that grows once per interval, not per packet. Measured with `cargo bench
+//! --bench engine -- dumbbell-10x100M-60s [--record-packets | --record-throughput]`
+//! (2 shared cores at load 11, so ±20% from run to run; medians of 4-5 interleaved
+//! runs): off, 7.19 M events/s against 7.14 M before these hooks (the same 4,578,144
+//! events); 100 ms goodput, no change beyond that noise (6,000 rows); every flow's
+//! packets, 3.0 M against 5.7 M events/s in the same period: 5.32 M rows (1.16 per
+//! event), about 130 ns and 100 B each (524 MB peak). Through `tcplab.run` the JSON
+//! and the DataFrames add about 3 us per row.
 //!
 //! **Goodput bins** follow a fixed grid of `interval` from time 0: bin `k` covers
 //! (k·interval, (k+1)·interval], so a delivery exactly on a boundary belongs to the
@@ -235,7 +242,6 @@ impl Recorder {
         };
         let r = &mut self.trace;
         r.t_ns.push(t.0);
-        r.t_s.push(t.as_secs_f64());
         r.flow_id.push(p.flow);
         r.event.push(ev.name());
         r.link.push(link);
@@ -272,7 +278,6 @@ impl Recorder {
             *v = order.iter().map(|&i| v[i]).collect();
         }
         permute(&mut t.t_ns, &order);
-        permute(&mut t.t_s, &order);
         permute(&mut t.flow_id, &order);
         permute(&mut t.event, &order);
         permute(&mut t.link, &order);
