@@ -94,6 +94,21 @@ def test_goodput_and_packet_series_are_tables_and_parquet_files(tmp_path: Path, 
     assert len(all_drops) == int(everything.queues["drops_overflow"].sum()) == everything.meta["drops"]
 
 
+def test_a_result_shows_itself_in_a_notebook_with_units() -> None:
+    text = EXAMPLE_TOML.replace("[[flows]]", '[[flows]]\nname = "web"\ncount = 2', 1)
+    r = tcplab.run(Scenario.from_toml(text), seed=4)
+    html_text = r._repr_html_()
+    name = Scenario.from_toml(text).name
+    assert f"tcplab run: {name or '(unnamed scenario)'}" in html_text and "seed 4" in html_text
+    assert f"{r.meta['sim_end_s']:.6g} s simulated" in html_text
+    for flow in ("web.0", "web.1"):
+        assert f"<td>{flow}</td>" in html_text
+    for head in ("start (s)", "elapsed (s)", "delivered (B)", "goodput (Mbit/s)"):
+        assert f"<th>{head}</th>" in html_text
+    # Goodput is shown in Mbit/s: the first flow's value, scaled.
+    assert f"<td>{r.flows['goodput_bps'].iloc[0] / 1e6:.4g}</td>" in html_text
+
+
 def test_same_seed_same_digest_other_seed_other_starts() -> None:
     sc = Scenario.from_toml(EXAMPLE_TOML + 'count = 3\nstart_jitter = "100ms"\n')
     a, b, c = tcplab.run(sc, seed=5), tcplab.run(sc, seed=5), tcplab.run(sc, seed=6)

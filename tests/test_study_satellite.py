@@ -293,3 +293,22 @@ def test_no_module_of_the_study_imports_the_package_that_imports_it() -> None:
 def test_docstring_examples(name: str) -> None:
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0, name
+
+
+def test_the_probes_are_switched_with_set() -> None:
+    """``--set`` reaches every switch of :class:`StudyParams` (trace, rfc3390, recovery, channel, rbdc_diagnostic)."""
+    from tcplab.studies import get
+
+    study = get("satellite")
+    params = {p.name: p for p in study.params}
+    switches = {"rbdc_diagnostic", "trace", "rfc3390", "recovery", "channel"}
+    assert switches <= set(params)
+    off = {name: params[name].parse("false") for name in switches}
+    assert off == {name: False for name in switches}
+    assert params["recovery"].parse("True") is True
+    with pytest.raises(ValueError, match="recovery: expected true or false, got 'no'"):
+        params["recovery"].parse("no")
+    # With every probe off only the seed's grid is left.
+    plain = C.plan(C.StudyParams(reps=2, errors="none", **off))
+    full = C.plan(C.StudyParams(reps=2, errors="none"))
+    assert 0 < len(plain) < len(full)

@@ -87,7 +87,8 @@ from typing import Any, Mapping
 
 import pandas as pd
 
-__all__ = ["RunResult", "TABLES", "SERIES", "SERIES_DOC", "COLUMNS", "frame", "write_table_atomic", "write_json_atomic"]
+__all__ = ["RunResult", "TABLES", "SERIES", "SERIES_DOC", "COLUMNS", "SUMMARY", "frame", "write_table_atomic",
+           "write_json_atomic"]
 
 #: Summary tables, always present.
 TABLES = ("flows", "udp", "transactions", "queues", "links")
@@ -219,6 +220,24 @@ def _column(values: list[Any], dtype: str) -> pd.Series:
         dtype = "Int64"
     return pd.Series(values, dtype=dtype)
 
+
+#: The columns of ``flows`` and ``udp`` a person reads first, as ``(column, heading with its
+#: unit, scale)``: ``tcplab run``'s tables and :meth:`RunResult._repr_html_` (a notebook's
+#: view) both show these (:meth:`RunResult.summary`).
+SUMMARY: dict[str, tuple[tuple[str, str, float | None], ...]] = {
+    "flows": (
+        ("name", "name", None), ("group", "group", None), ("cc", "cc", None),
+        ("start_s", "start (s)", 1.0), ("established_s", "estab. (s)", 1.0), ("elapsed_s", "elapsed (s)", 1.0),
+        ("bytes_delivered", "delivered (B)", 1.0), ("goodput_bps", "goodput (Mbit/s)", 1e-6),
+        ("retransmits", "rexmit (segs)", 1.0), ("rtos", "RTOs", 1.0), ("spurious_rtos", "spurious RTOs", 1.0),
+        ("syn_retransmits", "SYN rexmit", 1.0),
+    ),
+    "udp": (
+        ("name", "name", None), ("group", "group", None), ("pkts_sent", "sent (pkts)", 1.0),
+        ("pkts_delivered", "delivered (pkts)", 1.0), ("pkts_lost", "lost (pkts)", 1.0),
+        ("owd_mean_s", "OWD mean (ms)", 1e3), ("owd_max_s", "OWD max (ms)", 1e3), ("jitter_s", "jitter (ms)", 1e3),
+    ),
+}
 
 #: Sender congestion states by the core's code (cc/mod.rs ``CaState::code``).
 CA_STATES = {0: "open", 1: "recovery", 2: "loss", 3: "cwr"}
@@ -397,6 +416,57 @@ class RunResult:
         out = {name: getattr(self, name) for name in TABLES}
         out.update({f"series_{k}": v for k, v in self.series.items()})
         return out
+
+    def summary(self, table: str = "flows") -> pd.DataFrame:
+        """The :data:`SUMMARY` columns of ``flows`` or ``udp``, headed with their units and scaled to them.
+
+        Example:
+            >>> doc = {"meta": {}, "flows": {"flow_id": [0], "name": ["f"], "goodput_bps": [2.5e6]}}
+            >>> RunResult.from_core(doc).summary()[["name", "goodput (Mbit/s)"]].values.tolist()
+            [['f', 2.5]]
+        """
+        if table not in SUMMARY:
+            raise ValueError(f"table {table!r} has no summary; accepted: {', '.join(SUMMARY)}")
+        df = getattr(self, table)
+        out = {}
+        for col, head, scale in SUMMARY[table]:
+            if col in df:
+                out[head] = df[col] if scale is None or scale == 1.0 else df[col].astype(float) * scale
+        return pd.DataFrame(out, index=df.index)
+
+    def _repr_html_(self) -> str:
+        """A compact HTML summary for Jupyter: scenario name, seed, simulated duration, the flows with units.
+
+        Example:
+            >>> doc = {"meta": {"name": "demo", "seed": 1, "sim_end_s": 2.0, "events": 10, "wall_s": 0.01},
+            ...        "flows": {"flow_id": [0], "name": ["bulk.0"], "goodput_bps": [1.5e6]}}
+            >>> html_text = RunResult.from_core(doc)._repr_html_()
+            >>> "bulk.0" in html_text and "goodput (Mbit/s)" in html_text and "2 s simulated" in html_text
+            True
+        """
+        import html
+
+        m = self.meta
+        name = m.get("name") or (self.scenario or {}).get("name") or "(unnamed scenario)"
+        dur = m.get("sim_end_s")
+        facts = [f"seed {m.get('seed', '?')}",
+                 f"{dur:.6g} s simulated" if isinstance(dur, (int, float)) else "duration unknown"]
+        if isinstance(m.get("events"), int):
+            facts.append(f"{m['events']:,} events")
+        if isinstance(m.get("wall_s"), (int, float)):
+            facts.append(f"{m['wall_s']:.3g} s wall")
+        parts = [f"<div><strong>tcplab run: {html.escape(str(name))}</strong> ({html.escape('; '.join(facts))})"]
+        for table, title in (("flows", "TCP flows"), ("udp", "UDP flows")):
+            if len(getattr(self, table)):
+                parts.append(f"<p>{title} ({len(getattr(self, table))}):</p>" + self.summary(table).to_html(
+                    index=False, na_rep="–", float_format=lambda x: f"{x:.4g}", border=0))
+        if len(self.transactions):
+            uct = self.transactions["uct_s"].dropna()
+            parts.append(f"<p>{len(self.transactions)} request/response transactions, {len(uct)} completed"
+                         + (f"; user completion time median {uct.median():.4g} s" if len(uct) else "") + ".</p>")
+        if self.series:
+            parts.append(f"<p>Recorded series: {html.escape(', '.join(sorted(self.series)))}.</p>")
+        return "\n".join(parts) + "</div>"
 
     def write(self, out_dir: str | Path) -> Path:
         """Writes ``<table>.parquet`` for every table, ``meta.json`` and ``scenario.json``.

@@ -200,6 +200,16 @@ def _bool_list(text: str) -> list[bool]:
 _bool_list.__name__ = "comma-separated true/false"
 
 
+def _bool(text: str) -> bool:
+    """One true/false switch (``--set trace=false``)."""
+    if text.strip().lower() not in ("true", "false"):
+        raise ValueError(f"expected true or false, got {text!r}")
+    return text.strip().lower() == "true"
+
+
+_bool.__name__ = "true or false"
+
+
 def _int_list(text: str) -> list[int]:
     """A comma-separated list of integers, for list-valued study parameters."""
     try:
@@ -327,6 +337,12 @@ STUDIES: dict[str, Study] = {
             StudyParam("errors", str, "none,low,medium,high,vhigh,huge", "error models to run (comma-separated)"),
             StudyParam("seed", int, 1, "master seed: replication r uses core seed seed + r"),
             StudyParam("block", int, 32, "replications per task (resumability granularity)"),
+            StudyParam("rbdc_diagnostic", _bool, True, "also run RBDC with a 1 s grant timeout (tcplab's diagnostic)"),
+            StudyParam("trace", _bool, True, "also run the slow-start overshoot traces"),
+            StudyParam("rfc3390", _bool, True, "also run Enhanced TCP with RFC 3390's 4380 B initial window (the "
+                                               "second reading of the seed's IW)"),
+            StudyParam("recovery", _bool, True, "also run the allocation-delay probe (recovery time per DAMA delay)"),
+            StudyParam("channel", _bool, True, "also run the channel probe (realised PER per error preset)"),
         ],
         runner=_runner("satellite"),
         citation="M. Kojo, On Efficient and TCP/IP Friendly Link Layers for Wireless WANs, FDPW 2005",
