@@ -18,7 +18,8 @@ $(BIN)/maturin:
 	$(BIN)/python -m pip install -q "maturin>=1.7,<2"
 
 # Builds the Rust extension (release profile) and installs the package with its
-# dependencies (and the dev extras: pytest, hypothesis) into the virtualenv.
+# dependencies (and the dev extras: pytest, hypothesis, and nbclient + ipykernel, which
+# execute docs/tutorial.ipynb in the tests) into the virtualenv.
 install: $(BIN)/maturin
 	$(BIN)/maturin develop --release -E dev -q
 	cargo build --profile ci -p tcplab-emu -q

@@ -91,6 +91,13 @@ REFUSED = [
      '[[flows]]\nbytes = "10kB"\ncc = { name = "scalable", params = { md = 2 } }\n[[flows]]\nbytes = "10kB"\n',
      [("beta = 7", "cc.params.beta", "'cubic'; got 7"), ("cycle_start = 9", "flows[0].cc.params.cycle_start", "'bbr'; got 9"),
       ("md = 2", "flows[1].cc.params.md", "'scalable'; got 2")]),
+    ("record-zero-throughput-interval", DUMBBELL + '[[flows]]\nbytes = "10kB"\n[record]\nthroughput_interval = "0s"\n',
+     [('throughput_interval = "0s"', "record.throughput_interval", "must be at least 1ns; got '0s'; accepted: a value >= 1ns")]),
+    ("record-packets-names", DUMBBELL + '[[flows]]\nname = "bulk"\n[[flows]]\nkind = "rpc"\nname = "web"\n'
+     'request = "300B"\nresponse = "10kB"\narrivals = { process = "poisson", rate = 2.0 }\n'
+     '[record]\nthroughput_interval = "100ms"\npackets = ["bulk", "bluk", "web"]\n',
+     [("packets = [", "record.packets[1]", "unknown flow or group; got 'bluk'; accepted: \"*\", bulk. Did you mean 'bulk'?"),
+      ("packets = [", "record.packets[2]", "an rpc application's packets are not traced; got 'web'")]),
     ("every-field-problem-at-once", DUMBBELL.replace('"2Mbps"', "2") + '[[flows]]\nbytes = 5\ncount = 0\n',
      [("rate = 2,", "topology.bottleneck.rate", "value without a unit"), ("bytes = 5", "flows[0].bytes",
                                                                           "value without a unit"),

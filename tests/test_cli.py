@@ -37,6 +37,24 @@ def test_list_prints_the_registry(capsys) -> None:
         assert word in out
 
 
+def test_list_shows_queue_defaults_and_error_presets_with_units(capsys) -> None:
+    import json
+
+    assert main(["list", "--json"]) == 0
+    reg = json.loads(capsys.readouterr().out)
+    queues = {q["name"]: q.get("defaults", {}) for q in reg["queues"]}
+    # RFC 8289 / RFC 8290: target 5 ms, interval 100 ms; RFC 8033: target and tupdate 15 ms.
+    assert queues["codel"]["interval"] == "100ms" and queues["codel"]["target"] == "5ms"
+    assert queues["codel"]["limit"] == "1000pkt" and queues["fq_codel"]["interval"] == "100ms"
+    assert queues["pie"]["target"] == "15ms" and queues["pie"]["tupdate"] == "15ms"
+    markov = next(e for e in reg["error_models"] if e["name"] == "markov")
+    low = next(p for p in markov["presets"] if p["name"] == "low")["params"]
+    assert (low["bad_min"], low["good_max"]) == ("60ms", "30s")  # seed 004's "low" row
+    assert main(["list"]) == 0
+    text = capsys.readouterr().out
+    assert '"100ms"' in text and "100000000" not in text and "15000000" not in text
+
+
 def test_invalid_scenario_exits_2_with_located_message_and_writes_nothing(tmp_path: Path, capsys) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text(EXAMPLE_TOML.replace("iw = 10", "iw = 0"))

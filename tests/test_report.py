@@ -17,7 +17,7 @@ import pytest
 
 from tcplab import plots
 from tcplab.cli import main
-from tcplab.report import ResultsDir, write_report
+from tcplab.report import ResultsDir, flow_groups, over_replications, write_report
 from tcplab.results import frame, write_json_atomic, write_table_atomic
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -122,3 +122,117 @@ def test_report_figures_render_in_headless_chromium(tmp_path: Path) -> None:
     n_images = len(re.findall(r"<img ", report.read_text()))
     assert len(sizes) == n_images >= 4
     assert all(w > 100 and h > 100 for w, h in sizes), sizes
+
+
+def make_hand_sweep(d: Path) -> Path:
+    """One grid point, three replications, two CUBIC and two BBR flows without a group.
+
+    CUBIC goodputs (Mbit/s) per replication: (1, 3), (2, 4), (3, 5); BBR: (6, 6) in each.
+    """
+    flows = []
+    cubic = [(1.0, 3.0), (2.0, 4.0), (3.0, 5.0)]
+    for rep in range(3):
+        good = [x * 1e6 for x in cubic[rep]] + [6e6, 6e6]
+        f = frame("flows", {"flow_id": [0, 1, 2, 3], "name": ["c.0", "c.1", "b.0", "b.1"], "group": [""] * 4,
+                            "cc": ["cubic", "cubic", "bbr", "bbr"], "goodput_bps": good,
+                            "elapsed_s": [None] * 4, "bytes_delivered": [1] * 4})
+        flows.append(f.assign(point=0, replication=rep, seed=rep, run_key=f"k{rep}", **{"tcp.iw": 10}))
+    write_table_atomic(pd.concat(flows, ignore_index=True), d / "flows.parquet")
+    write_json_atomic({"scenario": {"name": "hand"}, "grid": {"tcp.iw": [10]}, "replications": 3, "seeds": [0, 1, 2]},
+                      d / "manifest.json")
+    return d
+
+
+def test_intervals_are_over_replications_and_groups_default_to_the_cc(tmp_path: Path) -> None:
+    from tcplab.report import _summaries
+
+    res = ResultsDir.read(make_hand_sweep(tmp_path))
+    goodput = dict(_summaries(res))["Goodput per flow (Mbit/s)"].set_index("group")
+    # CUBIC, one value per replication (the mean of its two flows): 2, 3, 4. Mean 3, s = 1,
+    # t(0.975, 2) = 4.30265, half-width 4.30265 / sqrt(3) = 2.48414: [0.51586, 5.48414] over n = 3.
+    # (Pooling the six flows would give n = 6, s = 1.414, t(0.975, 5) = 2.5706: [1.516, 4.484].)
+    assert goodput.loc["cubic", "replications"] == 3 and goodput.loc["cubic", "mean"] == pytest.approx(3.0)
+    assert goodput.loc["cubic", "95% CI over replications"] == "[0.5159, 5.484]"
+    raw = over_replications(res.tables["flows"].assign(group=flow_groups(res.tables["flows"])), "goodput_bps",
+                            ["group"]).set_index("group")
+    assert raw.loc["cubic", "mean_low"] == pytest.approx(0.51586e6, rel=1e-4)
+    assert raw.loc["cubic", "mean_high"] == pytest.approx(5.48414e6, rel=1e-4)
+    # BBR is its own group (not pooled with CUBIC into 4.5), and 6 in every replication: exact.
+    assert goodput.loc["bbr", "mean"] == pytest.approx(6.0)
+    assert goodput.loc["bbr", "95% CI over replications"] == "exact (the same in all 3 replications)"
+    # Jain's index within CUBIC, one per replication: (1+3)^2/(2*10) = 0.8, 36/40 = 0.9, 64/68 = 0.941176.
+    jain = dict(_summaries(res))[
+        "Jain's fairness index of goodput within each group (dimensionless; one index per replication)"]
+    row = jain.set_index("group").loc["cubic"]
+    assert row["replications"] == 3 and row["mean"] == pytest.approx((0.8 + 0.9 + 64 / 68) / 3)
+    assert "(all flows)" in set(jain["group"])  # the fairness between CUBIC and BBR too
+
+
+def test_goodput_bar_labels_do_not_overlap() -> None:
+    labels = [f"topology.bottleneck.queue.limit={q}pkt / {cc}" for q in (20, 50, 100, 200) for cc in ("bbr", "cubic")]
+    summary = pd.DataFrame({"label": labels, "mean": np.linspace(1, 8, 8), "mean_low": np.linspace(0.5, 7.5, 8),
+                            "mean_high": np.linspace(1.5, 8.5, 8)})
+    fig = plots.bars_with_ci(summary, "label", xlabel="goodput (Mbit/s)")
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    ax = fig.axes[0]
+    boxes = [t.get_window_extent(renderer) for t in ax.get_xticklabels() + ax.get_yticklabels() if t.get_text() in labels]
+    assert len(boxes) == len(labels)
+    overlaps = [(labels[i], labels[j]) for i in range(len(boxes)) for j in range(i + 1, len(boxes))
+                if boxes[i].overlaps(boxes[j])]
+    assert not overlaps
+    # Every label lies inside the figure (none clipped at its edge).
+    fig_box = fig.bbox
+    assert all(b.x0 >= fig_box.x0 - 1 and b.x1 <= fig_box.x1 + 1 for b in boxes)
+
+
+def make_run_with_cwnd(d: Path, n: int) -> Path:
+    names = [f"f{j}" for j in range(n)]
+    write_table_atomic(frame("flows", {"flow_id": list(range(n)), "name": names, "group": ["bulk"] * n,
+                                       "cc": ["reno"] * n, "goodput_bps": [1e6] * n}), d / "flows.parquet")
+    t = np.linspace(0, 1, 20)
+    write_table_atomic(pd.concat([frame("series_cwnd", {
+        "t_s": list(t), "flow_id": [j] * 20, "cwnd_bytes": [1460 * (j + 2)] * 20, "ssthresh_bytes": [1e18] * 20,
+        "srtt_s": [0.1] * 20, "rto_s": [1.0] * 20, "state": ["open"] * 20}) for j in range(n)], ignore_index=True),
+        d / "series_cwnd.parquet")
+    write_json_atomic({"name": "cwnd-run", "seed": 1, "sim_end_s": 1.0}, d / "meta.json")
+    return d
+
+
+def _cwnd_caption(html_text: str) -> str:
+    m = re.search(r"<img alt='cwnd'[^>]*><figcaption>([^<]*)</figcaption>", html_text)
+    assert m, "no cwnd figure"
+    return m.group(1)
+
+
+def test_cwnd_figure_shows_every_flow_or_names_those_left_out(tmp_path: Path, capsys) -> None:
+    from tcplab.report import MAX_CWND_FLOWS
+
+    few = make_run_with_cwnd(tmp_path / "few", 5)
+    assert main(["report", str(few)]) == 0
+    assert "of every flow with a cwnd series (5)" in _cwnd_caption((few / "report.html").read_text())
+
+    many = make_run_with_cwnd(tmp_path / "many", MAX_CWND_FLOWS + 3)
+    assert main(["report", str(many)]) == 0
+    caption = _cwnd_caption((many / "report.html").read_text())
+    left = [f"f{j}" for j in range(MAX_CWND_FLOWS, MAX_CWND_FLOWS + 3)]
+    assert f"{MAX_CWND_FLOWS} of the {MAX_CWND_FLOWS + 3} flows" in caption and ", ".join(left) in caption
+    assert "--cwnd-flows" in caption
+
+    # Chosen flows are drawn, and the others named as left out.
+    assert main(["report", str(many), "--cwnd-flows", "f9,f10"]) == 0
+    caption = _cwnd_caption((many / "report.html").read_text())
+    assert "2 of the 11 flows" in caption and "f9" not in caption.split("left out:")[1].split(".")[0]
+    # A name that is no flow is bad input, reported before anything is written.
+    (many / "report.html").unlink()
+    assert main(["report", str(many), "--cwnd-flows", "f99"]) == 2
+    err = capsys.readouterr().err
+    assert "--cwnd-flows: no flow or group 'f99'" in err and "f0" in err and "bulk" in err
+    assert not (many / "report.html").exists()
+
+
+def test_cwnd_series_draws_every_flow_it_is_given() -> None:
+    series = pd.concat([pd.DataFrame({"t_s": [0.0, 1.0], "flow_id": [j, j], "cwnd_bytes": [1460, 2920],
+                                      "ssthresh_bytes": [1e18, 1e18]}) for j in range(10)], ignore_index=True)
+    fig = plots.cwnd_series(series)
+    assert len(fig.axes[0].lines) == 10 and len(fig.legends[0].get_texts()) == 10

@@ -31,6 +31,84 @@ def test_run_returns_documented_tables() -> None:
     assert r.meta["seed"] == 1 and r.meta["digest"]
 
 
+GOODPUT = """\
+name = "goodput"
+duration = "2s"
+
+[topology]
+kind = "dumbbell"
+pairs = 1
+bottleneck = { rate = "10Mbps", delay = "10ms", queue = { kind = "drop_tail", limit = "10pkt" } }
+sender_access = { rate = "1Gbps", delay = "1ms" }
+receiver_access = { rate = "1Gbps", delay = "0ms" }
+
+[tcp]
+profile = "linux"
+
+[[flows]]
+name = "bulk"
+
+[[flows]]
+name = "short"
+bytes = "50kB"
+start = "500ms"
+
+[record]
+throughput_interval = "100ms"
+packets = ["bulk"]
+"""
+
+
+def test_goodput_and_packet_series_are_tables_and_parquet_files(tmp_path: Path, capsys) -> None:
+    """`[record] throughput_interval` and `packets` come back as ``series["throughput"]``
+    and ``series["packets"]`` with their documented columns, and `tcplab run --out`
+    writes them as Parquet that reads back equal."""
+    f = tmp_path / "goodput.toml"
+    f.write_text(GOODPUT)
+    assert main(["run", str(f), "--seed", "1", "--out", str(tmp_path / "out")]) == 0
+    capsys.readouterr()
+    r = RunResult.read(tmp_path / "out")
+    tp, pk = r.series["throughput"], r.series["packets"]
+    assert list(tp.columns) == list(COLUMNS["series_throughput"])
+    assert list(pk.columns) == list(COLUMNS["series_packets"])
+    again = tcplab.run(f, seed=1)
+    pd.testing.assert_frame_equal(again.series["packets"], pk)
+    pd.testing.assert_frame_equal(again.series["throughput"], tp)
+    # Every flow's intervals sum to its bytes delivered; the 2 s run has 20 intervals
+    # for the bulk flow, and the short flow's rows start with its start's interval.
+    for name, n in tp.groupby("flow")["bytes"].sum().items():
+        assert n == int(r.flows.loc[r.flows["name"] == name, "bytes_delivered"].iloc[0]), name
+    assert (tp["flow"] == "bulk").sum() == 20 and tp.loc[tp["flow"] == "short", "t_s"].min() == pytest.approx(0.6)
+    assert (tp["goodput_bps"] == tp["bytes"] * 8 / tp["interval_s"]).all()
+    # The trace follows only the bulk flow; its drops are the bottleneck's (10-packet
+    # queue, two flows), all overflows, and at most the queue's count (the short flow
+    # loses packets too); with every flow traced they are exactly that count.
+    assert set(pk["flow"]) == {"bulk"} and set(pk["event"]) == {"enqueue", "transmit", "receive", "ack", "drop"}
+    assert (pk["t_s"] == pk["t_ns"] * 1e-9).all() and pk["t_ns"].is_monotonic_increasing
+    assert set(pk.loc[pk["event"].isin(["receive", "ack"]), "link"].isna()) == {True}
+    drops = pk[pk["event"] == "drop"]
+    assert set(drops["link"]) == {"bottleneck"} and set(drops["cause"]) == {"overflow"}
+    assert len(drops) <= int(r.queues.loc[r.queues["link"] == "bottleneck", "drops_overflow"].iloc[0])
+    everything = tcplab.run(Scenario.from_toml(GOODPUT.replace('packets = ["bulk"]', 'packets = ["*"]')), seed=1)
+    all_drops = everything.series["packets"].query("event == 'drop'")
+    assert len(all_drops) == int(everything.queues["drops_overflow"].sum()) == everything.meta["drops"]
+
+
+def test_a_result_shows_itself_in_a_notebook_with_units() -> None:
+    text = EXAMPLE_TOML.replace("[[flows]]", '[[flows]]\nname = "web"\ncount = 2', 1)
+    r = tcplab.run(Scenario.from_toml(text), seed=4)
+    html_text = r._repr_html_()
+    name = Scenario.from_toml(text).name
+    assert f"tcplab run: {name or '(unnamed scenario)'}" in html_text and "seed 4" in html_text
+    assert f"{r.meta['sim_end_s']:.6g} s simulated" in html_text
+    for flow in ("web.0", "web.1"):
+        assert f"<td>{flow}</td>" in html_text
+    for head in ("start (s)", "elapsed (s)", "delivered (B)", "goodput (Mbit/s)"):
+        assert f"<th>{head}</th>" in html_text
+    # Goodput is shown in Mbit/s: the first flow's value, scaled.
+    assert f"<td>{r.flows['goodput_bps'].iloc[0] / 1e6:.4g}</td>" in html_text
+
+
 def test_same_seed_same_digest_other_seed_other_starts() -> None:
     sc = Scenario.from_toml(EXAMPLE_TOML + 'count = 3\nstart_jitter = "100ms"\n')
     a, b, c = tcplab.run(sc, seed=5), tcplab.run(sc, seed=5), tcplab.run(sc, seed=6)

@@ -215,7 +215,8 @@ def rich_scenario() -> Scenario:
             UdpFlow(name="voice", src=["a", "b"], dst=["b", "a"], count=2, packet_size="186B",
                     interval=Interval(dist="normal", mean="20ms", sigma="1ms")),
         ],
-        record=Record(cwnd=True, queue=["*"], owd=["voice"], busy_sample_interval="1s"),
+        record=Record(cwnd=True, queue=["*"], owd=["voice"], busy_sample_interval="1s", throughput_interval="250ms",
+                      packets=["voice", "bulk"]),
     )
 
 
@@ -226,6 +227,8 @@ def test_round_trip_python_toml_python() -> None:
     core = again.to_core()
     assert core["record"]["queue"] == ["ar", "ra", "rb", "br"]
     assert core["record"]["owd"] == ["voice.0", "voice.1"]
+    assert core["record"]["packets"] == ["voice.0", "voice.1", "bulk"]
+    assert core["record"]["throughput_interval"] == 250_000_000
     assert [f["src"] for f in core["flows"]] == ["a", "a", "b"]
     assert core["flows"][1]["interval"] == {"dist": "normal", "mean": 20_000_000, "sigma": 1_000_000}
 
@@ -361,7 +364,9 @@ graph_links = st.lists(st.tuples(st.integers(1, 10**10).map(lambda n: f"{n}bps")
     size=st.integers(1, 65535).map(lambda n: f"{n}B"),
     cc=st.sampled_from(["reno", "cubic", "bbr"]),
     record=st.builds(Record, cwnd=st.booleans(), drops=st.booleans(), queue=st.sampled_from([[], ["*"], ["ab"]]),
-                     busy_sample_interval=st.one_of(st.none(), st.integers(1, 10**10).map(lambda n: f"{n}ns"))),
+                     busy_sample_interval=st.one_of(st.none(), st.integers(1, 10**10).map(lambda n: f"{n}ns")),
+                     throughput_interval=st.one_of(st.none(), st.integers(1, 10**10).map(lambda n: f"{n}ns")),
+                     packets=st.sampled_from([[], ["*"]])),
     duration=st.one_of(st.none(), st.integers(1, 10**12).map(lambda n: f"{n}ns")),
 )
 def test_round_trip_property_every_table_kind(links, udp_mean: str, sigma: str, size: str, cc: str, record, duration) -> None:
@@ -385,3 +390,13 @@ def test_round_trip_property_every_table_kind(links, udp_mean: str, sigma: str, 
     again = Scenario.from_toml(sc.to_toml())
     assert again == sc
     assert again.to_core() == sc.to_core()
+
+
+def test_record_series_off_leave_the_core_scenario_as_it_was() -> None:
+    """Without the two packet series the core's ``record`` has exactly the keys it had
+    before they existed, so resolved scenarios, and the keys of stored sweep and study
+    runs that hash them, do not change."""
+    core = Scenario.from_toml(EXAMPLE_TOML).to_core()
+    assert sorted(core["record"]) == ["busy_sample_interval", "cwnd", "drops", "owd", "queue"]
+    on = Scenario.from_toml(EXAMPLE_TOML + '[record]\nthroughput_interval = "100ms"\npackets = ["*"]\n').to_core()
+    assert (on["record"]["throughput_interval"], on["record"]["packets"]) == (100_000_000, ["*"])

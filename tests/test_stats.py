@@ -59,11 +59,3 @@ def test_loss_rate_and_utilisation() -> None:
     assert lr[0] == pytest.approx(7 / 100) and math.isnan(lr[1])
     links = pd.DataFrame({"rate_bps": [2_000_000], "tx_bytes": [250_000], "utilisation": [0.5]})
     assert stats.utilisation(links, duration_s=2.0)[0] == pytest.approx(0.5)  # 2e6 bit / (2e6 * 2 s)
-
-
-def test_summarize_groups() -> None:
-    df = pd.DataFrame({"g": ["a", "a", "b", "b"], "v": [1.0, 3.0, 10.0, 10.0]})
-    s = stats.summarize(df, "v", by=["g"])
-    assert s["mean"].tolist() == [2.0, 10.0] and s["n"].tolist() == [2, 2]
-    # a: s = sqrt(2), se = 1, t(0.975, 1) = 12.7062
-    assert s.loc[0, "mean_high"] == pytest.approx(2 + 12.7062, abs=1e-3)

@@ -59,6 +59,21 @@ def test_results_have_parameters_as_columns_and_a_manifest(tmp_path: Path) -> No
     pd.testing.assert_frame_equal(read_tables(tmp_path)["flows"], flows)
 
 
+def test_goodput_and_packet_series_are_sweep_tables(tmp_path: Path) -> None:
+    """The two packet series land in the sweep's outputs like the other series, with
+    the parameters as columns."""
+    text = EXAMPLE_EXPERIMENT.replace("[sweep]", '[record]\nthroughput_interval = "200ms"\npackets = ["*"]\n\n[sweep]')
+    sweep(Experiment.from_toml(text), tmp_path, jobs=1, progress=False)
+    tp = pd.read_parquet(tmp_path / "series_throughput.parquet")
+    pk = pd.read_parquet(tmp_path / "series_packets.parquet")
+    flows = read_tables(tmp_path)["flows"]
+    assert {"tcp.iw", "replication", "run_key", "goodput_bps", "flow"} <= set(tp.columns)
+    assert {"tcp.iw", "run_key", "event", "seq"} <= set(pk.columns)
+    delivered = tp.groupby("run_key")["bytes"].sum()
+    assert delivered.to_dict() == flows.groupby("run_key")["bytes_delivered"].sum().to_dict()
+    assert set(pk["run_key"]) == set(flows["run_key"])
+
+
 def test_local_pool_and_dask_local_cluster_give_identical_tables(tmp_path: Path) -> None:
     exp = Experiment.from_toml(JITTERED)
     sweep(exp, tmp_path / "pool", jobs=2, progress=False)
@@ -189,3 +204,58 @@ def test_a_grid_point_the_core_refuses_is_refused_before_anything_runs(tmp_path:
     check = subprocess.run([sys.executable, "-m", "tcplab.cli", "check", str(exp_file)], capture_output=True, text=True,
                            timeout=60)
     assert (check.returncode, check.stderr) == (2, proc.stderr)
+
+def _sweep_and_report(tmp_path: Path, text: str, capsys) -> tuple[str, str]:
+    """Runs ``tcplab sweep`` then ``tcplab report`` on an experiment; (sweep's stderr, report.html)."""
+    from tcplab.cli import main
+
+    exp = tmp_path / "exp.toml"
+    exp.write_text(text)
+    out = tmp_path / "out"
+    assert main(["sweep", str(exp), "--out", str(out), "--jobs", "1", "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert main(["report", str(out)]) == 0
+    return err, (out / "report.html").read_text()
+
+
+WARNING = "replications are identical: this scenario has no random element"
+
+
+def test_identical_replications_are_flagged_in_the_sweep_and_the_report(tmp_path: Path, capsys) -> None:
+    # The example dumbbell has no start jitter, no error model, no random workload: each
+    # replication is the same run.
+    err, report = _sweep_and_report(tmp_path, EXAMPLE_EXPERIMENT, capsys)
+    assert f"warning: {WARNING}" in err and "start_jitter" in err and "error" in err
+    assert WARNING in report and "start_jitter" in report
+    assert "exact (the same in all 2 replications)" in report
+
+
+def test_replications_with_a_random_element_are_not_flagged(tmp_path: Path, capsys) -> None:
+    err, report = _sweep_and_report(tmp_path, JITTERED, capsys)
+    assert "identical" not in err and "identical" not in report
+
+
+def test_identical_replications_are_located_at_their_grid_points(tmp_path: Path) -> None:
+    from tcplab.sweeps import identical_points, identical_replications_warning
+
+    text = JITTERED.replace('"tcp.iw" = [3, 10]\n', "").replace(
+        '"topology.bottleneck.queue.limit" = ["20pkt", "48pkt"]', '"flows[0].start_jitter" = ["0s", "200ms"]')
+    exp = Experiment.from_toml(text)
+    result = sweep(exp, tmp_path, jobs=1, progress=False)
+    assert identical_points(result.tables, list(exp.params)) == [0]
+    note = identical_replications_warning(result.tables, list(exp.params))
+    assert note is not None and note.startswith("replications are identical at 1 of 2 grid points "
+                                                "(flows[0].start_jitter=0s): these points have no random element")
+
+
+def test_the_fields_the_warning_names_exist_in_the_scenario_format() -> None:
+    from tcplab.scenario import Arrivals, Bernoulli, Link, Markov, RpcFlow, Scenario, TcpFlow
+    from tcplab.sweeps import RANDOM_ELEMENTS
+
+    text = " ".join(RANDOM_ELEMENTS)
+    for field, model in (("start_jitter", TcpFlow), ("error", Link), ("arrivals", RpcFlow), ("process", Arrivals),
+                         ("workload", Scenario)):
+        assert field in text and field in model.model_fields, (field, model.__name__)
+    for kind in (Bernoulli, Markov):
+        assert f'"{kind.model_fields["kind"].default}"' in text
+    assert '"poisson"' in text and Arrivals(process="poisson", rate=1.0).process == "poisson"

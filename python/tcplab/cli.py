@@ -188,6 +188,9 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("dir", type=Path, metavar="DIR", help="results directory")
     rp.add_argument("--out", type=Path, default=None, metavar="FILE",
                     help="where to write the report (default: DIR/report.html)")
+    rp.add_argument("--cwnd-flows", type=_names, default=None, metavar="NAME[,NAME...]",
+                    help="flows (names or groups) the cwnd figure draws (default: every flow with a cwnd series, "
+                         "up to 8; the caption names the ones left out)")
 
     sub.add_parser("schema", help="print the JSON Schema of scenario files (for editors)",
                         description="Print the JSON Schema of scenario and experiment files. Save it and point "
@@ -502,29 +505,20 @@ def _print_run(result: Any, title: str) -> None:
     from rich.table import Table
 
     console = Console(width=None if sys.stdout.isatty() else 132)
-    t = Table(title=f"{title}: flows (seed {result.meta.get('seed', '?')}; times in s)")
-    cols = [("name", "name"), ("group", "group"), ("cc", "cc"), ("start_s", "start"),
-            ("established_s", "estab."), ("elapsed_s", "elapsed"), ("bytes_delivered", "bytes"),
-            ("goodput_bps", "Mbit/s"), ("retransmits", "rexmit"), ("rtos", "RTOs"),
-            ("spurious_rtos", "spurious"), ("syn_retransmits", "SYN rx")]
-    for _, head in cols:
+    t = Table(title=f"{title}: flows (seed {result.meta.get('seed', '?')})")
+    summary = result.summary("flows")  # the columns and units RunResult._repr_html_ shows too
+    for head in summary.columns:
         t.add_column(head, justify="right" if head not in ("name", "group", "cc") else "left")
-    for _, row in result.flows.iterrows():
-        cells = []
-        for col, _ in cols:
-            v = row.get(col)
-            if col == "goodput_bps" and v is not None and not _is_na(v):
-                v = float(v) / 1e6
-            cells.append(_fmt(v))
-        t.add_row(*cells)
+    for row in summary.itertuples(index=False):
+        t.add_row(*[_fmt(v) for v in row])
     console.print(t)
     if len(result.udp):
         u = Table(title="UDP flows")
-        ucols = ["name", "group", "pkts_sent", "pkts_delivered", "pkts_lost", "owd_mean_s", "owd_max_s", "jitter_s"]
-        for c in ucols:
-            u.add_column(c)
-        for _, row in result.udp.iterrows():
-            u.add_row(*[_fmt(row.get(c), 4) for c in ucols])
+        usum = result.summary("udp")
+        for head in usum.columns:
+            u.add_column(head, justify="left" if head in ("name", "group") else "right")
+        for row in usum.itertuples(index=False):
+            u.add_row(*[_fmt(v, 2) for v in row])
         console.print(u)
     tx = result.transactions
     if len(tx):
@@ -560,7 +554,7 @@ def _is_na(v: Any) -> bool:
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from tcplab.sweeps import load_experiment, sweep
+    from tcplab.sweeps import identical_replications_warning, load_experiment, sweep
 
     exp = load_experiment(args.experiment)  # every grid point validated (as `check` does) before anything runs
     _warn_about(exp)
@@ -575,6 +569,9 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     result = sweep(exp, out, jobs=args.jobs, scheduler=args.scheduler, progress=not args.no_progress)
     total = result.ran + result.skipped
     print(f"{total - len(result.failures)}/{total} runs finished ({result.skipped} resumed); results in {out}")
+    same = identical_replications_warning(result.tables, list(exp.params))
+    if same:
+        print(f"warning: {same}", file=sys.stderr)
     if result.failures:
         _err(f"{len(result.failures)} run(s) failed; see {out / 'manifest.json'}")
         return EXIT_RUN_FAILED
@@ -787,6 +784,15 @@ def _cmd_list(args: argparse.Namespace) -> int:
          "delay": "set it in the scenario" if p["delay"] is None else units.format_time(p["delay"])}
         for p in reg.get("link_presets", [])
     ]
+    from tcplab.scenario.network import ErrorSpec, QueueSpec
+
+    # Queue defaults and error-model presets as a scenario file writes them ("100ms", not 100000000).
+    reg["queues"] = [{**q, "defaults": _in_units(QueueSpec, q["name"], q["defaults"])} if q.get("defaults") else q
+                     for q in reg.get("queues", [])]
+    reg["error_models"] = [
+        {**e, "presets": [{**pr, "params": _in_units(ErrorSpec, e["name"], pr["params"])} for pr in e["presets"]]}
+        if e.get("presets") else e for e in reg.get("error_models", [])
+    ]
     from tcplab.emulation import kernel_info
 
     kinfo = kernel_info()
@@ -849,6 +855,25 @@ def _cmd_list(args: argparse.Namespace) -> int:
         if key not in reg:
             console.print(f"{titles[key]}: none registered in this build")
     return EXIT_OK
+
+
+def _in_units(spec: Any, kind: str, values: dict[str, Any]) -> dict[str, Any]:
+    """A queue's or error model's values from the core (ns, bytes, packets) as a scenario file writes them.
+
+    The scenario model of that ``kind`` (a member of ``spec``, the tagged union of the
+    file format) reads them and writes them back with units; a key it does not know is
+    shown as the core gave it.
+
+    Example:
+        >>> from tcplab.scenario.network import QueueSpec
+        >>> _in_units(QueueSpec, "codel", {"interval": 100_000_000, "target": 5_000_000, "limit": 1000})
+        {'interval': '100ms', 'target': '5ms', 'limit': '1000pkt'}
+    """
+    from typing import get_args
+
+    model = next(m for m in get_args(get_args(spec)[0]) if m.model_fields["kind"].default == kind)
+    shown = model.model_validate({k: v for k, v in values.items() if k in model.model_fields}).model_dump(mode="json")
+    return {k: shown.get(k, v) for k, v in values.items()}
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
@@ -940,7 +965,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     if args.out is not None:
         check_output_dir(Path(args.out).parent, option="--out")
     try:
-        path = write_report(args.dir, args.out)
+        path = write_report(args.dir, args.out, cwnd_flows=args.cwnd_flows)
     except ReportError as e:
         _err(str(e))
         return EXIT_BAD_INPUT

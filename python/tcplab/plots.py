@@ -46,6 +46,7 @@ __all__ = [
     "bars_with_ci",
     "sweep_curve",
     "numeric_values",
+    "numeric_axis",
     "png_bytes",
     "png_base64",
 ]
@@ -117,27 +118,44 @@ def cdf(
     return fig
 
 
-def cwnd_series(series: pd.DataFrame, flows: pd.DataFrame | None = None, max_flows: int = 6) -> Figure:
-    """cwnd (solid) and ssthresh (dashed) over time, in kB, for the first ``max_flows`` flows."""
-    fig, ax = new_figure(6.0, 3.2)
+def cwnd_series(series: pd.DataFrame, flows: pd.DataFrame | None = None, title: str = "cwnd and ssthresh") -> Figure:
+    """cwnd (solid) and ssthresh (dashed) over time, in kB, for every flow in ``series``.
+
+    Every flow of ``series`` is drawn (choose them before: :func:`tcplab.report.write_report`
+    takes ``cwnd_flows`` and says in the caption which it left out); the legend sits
+    outside the axes, so it hides no curve.
+
+    Example:
+        >>> s = pd.DataFrame({"t_s": [0.0, 1.0] * 3, "flow_id": [0, 0, 1, 1, 2, 2], "cwnd_bytes": [1460, 2920] * 3,
+        ...                   "ssthresh_bytes": [float("inf")] * 6})
+        >>> fig = cwnd_series(s, pd.DataFrame({"flow_id": [0, 1, 2], "name": ["a", "b", "c"]}))
+        >>> [t.get_text() for t in fig.legends[0].get_texts()]
+        ['a', 'b', 'c']
+    """
+    n = int(series["flow_id"].nunique()) if len(series) else 0
+    fig, ax = new_figure(6.5 if n <= 4 else 7.5, 3.2)
     names = {}
     if flows is not None and "flow_id" in flows and "name" in flows:
         names = dict(zip(flows["flow_id"], flows["name"]))
     with matplotlib.rc_context(STYLE):
+        colours = STYLE["axes.prop_cycle"].by_key()["color"]
+        styles = ["-", "-.", ":"]
         for i, (fid, part) in enumerate(series.groupby("flow_id", sort=True)):
-            if i >= max_flows:
-                break
             part = part.sort_values("t_s")
-            line = ax.step(part["t_s"], part["cwnd_bytes"] / 1e3, where="post", label=f"{names.get(fid, fid)} cwnd")[0]
+            # Eight colours, then the same colours with another line style: no two flows look alike.
+            colour, style = colours[i % len(colours)], styles[(i // len(colours)) % len(styles)]
+            ax.step(part["t_s"], part["cwnd_bytes"] / 1e3, where="post", color=colour, linestyle=style,
+                    label=str(names.get(fid, fid)))
             ss = part["ssthresh_bytes"].astype(float)
             ss = ss.where(ss < 1e15)  # "unbounded" is not drawn
             if ss.notna().any():
-                ax.step(part["t_s"], ss / 1e3, where="post", linestyle="--", color=line.get_color(), alpha=0.7,
-                        label=f"{names.get(fid, fid)} ssthresh")
+                ax.step(part["t_s"], ss / 1e3, where="post", linestyle="--", color=colour, alpha=0.6, linewidth=0.9)
         ax.set_xlabel("time (s)")
         ax.set_ylabel("window (kB)")
-        ax.set_title("cwnd and ssthresh")
-        ax.legend(loc="upper right", frameon=False, ncols=2)
+        ax.set_title(title)
+        if n:
+            fig.legend(loc="outside right upper", frameon=False, ncols=1 if n <= 12 else 2,
+                       title="solid: cwnd\ndashed: ssthresh", title_fontsize=8)
     return fig
 
 
@@ -171,40 +189,73 @@ def owd_cdf(series: pd.DataFrame, flows: pd.DataFrame | None = None, by: str = "
 
 def bars_with_ci(
     summary: pd.DataFrame, label: str, value: str = "mean", low: str = "mean_low", high: str = "mean_high",
-    ylabel: str | None = None, title: str | None = None, scale: float = 1.0,
+    xlabel: str | None = None, title: str | None = None, scale: float = 1.0,
 ) -> Figure:
-    """Bars of ``value`` with whiskers from ``low`` to ``high`` (e.g. :func:`stats.summarize`)."""
-    fig, ax = new_figure(max(4.0, 0.6 * len(summary) + 2.0), 3.2)
+    """Horizontal bars of ``value`` with whiskers from ``low`` to ``high``, one row per label.
+
+    The labels (variant and group, often long) are written horizontally on their own
+    rows, a row 0.3 in (22 pt) high for an 8 pt font, so they never overlap. A NaN bound
+    (one replication) or an exact value draws no whisker.
+
+    Example:
+        >>> s = pd.DataFrame({"l": ["a", "b"], "mean": [1.0, 2.0], "mean_low": [0.5, 2.0], "mean_high": [1.5, 2.0]})
+        >>> [t.get_text() for t in bars_with_ci(s, "l").axes[0].get_yticklabels()]
+        ['a', 'b']
+    """
+    n = len(summary)
+    fig, ax = new_figure(6.0, max(2.0, 0.3 * n + 1.0))
     with matplotlib.rc_context(STYLE):
-        x = np.arange(len(summary))
+        y = np.arange(n)
         v = summary[value].astype(float).to_numpy() * scale
         lo = summary[low].astype(float).to_numpy() * scale
         hi = summary[high].astype(float).to_numpy() * scale
-        err = np.vstack([np.nan_to_num(v - lo), np.nan_to_num(hi - v)])
-        ax.bar(x, v, yerr=err, capsize=3, color=STYLE["axes.prop_cycle"].by_key()["color"][0], alpha=0.85)
-        ax.set_xticks(x, [str(s) for s in summary[label]], rotation=30 if len(summary) > 4 else 0, ha="right" if len(summary) > 4 else "center")
-        ax.set_ylabel(ylabel or value)
+        ax.barh(y, v, height=0.7, color=STYLE["axes.prop_cycle"].by_key()["color"][0], alpha=0.85)
+        wide = np.isfinite(lo) & np.isfinite(hi) & (hi > lo)
+        if wide.any():
+            ax.errorbar(v[wide], y[wide], xerr=np.vstack([v[wide] - lo[wide], hi[wide] - v[wide]]), fmt="none",
+                        ecolor="#222222", capsize=3, linewidth=1.0)
+        ax.set_yticks(y, [str(s) for s in summary[label]])
+        ax.invert_yaxis()  # the first row on top, as in the table
+        ax.set_xlabel(xlabel or value)
+        ax.grid(axis="y", visible=False)
         if title:
             ax.set_title(title)
     return fig
 
 
+#: Quantities on a sweep axis: the parser, the axis unit and the scale from the parser's base unit.
+_AXIS_UNITS = ((units.parse_packets, "pkt", 1.0), (units.parse_size, "kB", 1e-3), (units.parse_time, "ms", 1e-6),
+               (units.parse_rate, "Mbit/s", 1e-6))
+
+
+def numeric_axis(values: Iterable[Any]) -> tuple[list[float], str] | None:
+    """Values as numbers for an axis, with the axis unit: plain numbers (unit ""), or
+    quantities of one kind (packets; sizes in kB; times in ms; rates in Mbit/s).
+
+    Example:
+        >>> numeric_axis(["20pkt", "48pkt"]), numeric_axis(["10ms", "1s"]), numeric_axis([3, 10]), numeric_axis(["a"])
+        (([20.0, 48.0], 'pkt'), ([10.0, 1000.0], 'ms'), ([3.0, 10.0], ''), None)
+    """
+    vals = list(values)
+    if all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_)) for v in vals):
+        return [float(v) for v in vals], ""
+    for parse, unit, scale in _AXIS_UNITS:
+        try:
+            return [float(parse(v)) * scale for v in vals], unit
+        except units.UnitError:
+            continue
+    return None
+
+
 def numeric_values(values: Iterable[Any]) -> list[float] | None:
-    """Values as numbers for an axis: plain numbers, or quantities with one unit kind.
+    """Values as numbers for an axis (:func:`numeric_axis` without the unit).
 
     Example:
         >>> numeric_values(["20pkt", "48pkt"]), numeric_values([3, 10]), numeric_values(["a"])
         ([20.0, 48.0], [3.0, 10.0], None)
     """
-    vals = list(values)
-    if all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_)) for v in vals):
-        return [float(v) for v in vals]
-    for parse in (units.parse_packets, units.parse_size, units.parse_time, units.parse_rate):
-        try:
-            return [float(parse(v)) for v in vals]
-        except units.UnitError:
-            continue
-    return None
+    axis = numeric_axis(values)
+    return None if axis is None else axis[0]
 
 
 def sweep_curve(
@@ -213,9 +264,11 @@ def sweep_curve(
 ) -> Figure:
     """Mean of ``value`` against parameter ``x`` with a Student-t confidence envelope.
 
-    ``x`` may hold numbers or quantities (``"20pkt"``); one curve per ``by`` group.
+    ``x`` may hold numbers or quantities (``"20pkt"``, ``"10ms"``: drawn in the unit of
+    :func:`numeric_axis`, which the axis label names); one curve per ``by`` group.
     """
     fig, ax = new_figure()
+    unit = ""
     with matplotlib.rc_context(STYLE):
         for label, part in _groups(df, by):
             rows = []
@@ -224,10 +277,12 @@ def sweep_curve(
                 rows.append((xv, est.value, est.low, est.high))
             if not rows:
                 continue
-            xs = numeric_values([r[0] for r in rows])
-            if xs is None:
+            axis = numeric_axis([r[0] for r in rows])
+            if axis is None:
                 xs = list(range(len(rows)))
                 ax.set_xticks(xs, [str(r[0]) for r in rows])
+            else:
+                xs, unit = axis
             order = np.argsort(xs)
             xs_a = np.asarray(xs)[order]
             m = np.asarray([r[1] for r in rows])[order]
@@ -235,7 +290,7 @@ def sweep_curve(
             hi = np.asarray([r[3] for r in rows])[order]
             line = ax.plot(xs_a, m, marker="o", markersize=3, label=label)[0]
             ax.fill_between(xs_a, lo, hi, alpha=0.2, color=line.get_color(), linewidth=0)
-        ax.set_xlabel(xlabel or x)
+        ax.set_xlabel((xlabel or x) + (f" ({unit})" if unit else ""))
         ax.set_ylabel(ylabel or value)
         if title:
             ax.set_title(title)

@@ -53,7 +53,18 @@ core's ``metrics`` module documents which columns are windowed; ``meta`` counts
 (drops, bottleneck_pkts) cover the whole run.
 - series (only when recorded): ``cwnd`` (t_s, flow_id, cwnd_bytes, ssthresh_bytes,
   srtt_s, rto_s, state), ``queue`` (t_s, link, pkts, bytes), ``owd`` (t_s, flow_id,
-  owd_s), ``drops`` (t_s, link, flow_id, cause).
+  owd_s), ``drops`` (t_s, link, flow_id, cause), ``throughput`` (``[record]
+  throughput_interval``: t_s, the end of the interval; flow_id; flow, its name;
+  interval_s, the interval's length, shorter for a last one cut by the end of the run;
+  bytes delivered in order to the receiving application in the interval; goodput_bps =
+  bytes x 8 / interval_s; one row per flow and interval from the flow's start to its
+  completion or the end, ordered by time then flow; a flow's bytes sum to its
+  ``bytes_delivered``), ``packets`` (``[record] packets``: t_ns, the event's time in
+  integer ns, and t_s; flow_id; flow; event: enqueue, drop, transmit (start of
+  serialization), receive (at the TCP receiver or UDP sink) or ack (at the TCP sender);
+  link (<NA> for receive and ack); direction, data or ack; seq, relative to the ISN (the
+  SYN is 0) or the UDP datagram's number; ack, the cumulative ACK of ack-direction
+  packets; bytes on the wire, IP headers included; payload_bytes; cause of a drop).
 
 Example:
     >>> doc = {"meta": {"seed": 1, "name": "x", "sim_end_s": 1.0, "events": 10, "digest": "ab", "wall_s": 0.1},
@@ -76,12 +87,13 @@ from typing import Any, Mapping
 
 import pandas as pd
 
-__all__ = ["RunResult", "TABLES", "SERIES", "COLUMNS", "frame", "write_table_atomic", "write_json_atomic"]
+__all__ = ["RunResult", "TABLES", "SERIES", "SERIES_DOC", "COLUMNS", "SUMMARY", "frame", "write_table_atomic",
+           "write_json_atomic"]
 
 #: Summary tables, always present.
 TABLES = ("flows", "udp", "transactions", "queues", "links")
 #: Time series, present when recorded.
-SERIES = ("cwnd", "queue", "owd", "drops")
+SERIES = ("cwnd", "queue", "owd", "drops", "throughput", "packets")
 
 _F, _I, _S, _NI = "float64", "int64", "string", "Int64"
 
@@ -128,7 +140,48 @@ COLUMNS: dict[str, dict[str, str]] = {
     "series_queue": {"t_s": _F, "link": _S, "pkts": _I, "bytes": _I},
     "series_owd": {"t_s": _F, "flow_id": _I, "owd_s": _F},
     "series_drops": {"t_s": _F, "link": _S, "flow_id": _NI, "cause": _S},
+    "series_throughput": {"t_s": _F, "flow_id": _I, "flow": _S, "interval_s": _F, "bytes": _I, "goodput_bps": _F},
+    "series_packets": {
+        "t_ns": _I, "t_s": _F, "flow_id": _I, "flow": _S, "event": _S, "link": _S, "direction": _S, "seq": _I,
+        "ack": _NI, "bytes": _I, "payload_bytes": _I, "cause": _S,
+    },
 }
+
+#: For each series: the ``[record]`` field (or ``trace=`` name) that asks for it, and
+#: what its rows are and mean (rendered into docs/scenarios.md by
+#: ``tcplab.scenario.reference``; the columns are :data:`COLUMNS` ``series_<name>``).
+SERIES_DOC: dict[str, tuple[str, str]] = {
+    "cwnd": ("cwnd = true", "One row per change of a TCP sender's cwnd (bytes), ssthresh (bytes; NaN while "
+             "unbounded), smoothed RTT and RTO (s) or state (open, recovery, loss, cwr)."),
+    "queue": ("queue = [links]", "One row per change of a recorded link's queue: waiting packets and bytes."),
+    "owd": ("owd = [flows]", "One row per data packet delivered to a recorded flow: its one-way delay, s."),
+    "drops": ("drops = true", "One row per drop: link, flow and cause (overflow, early, forced, corruption)."),
+    "throughput": ("throughput_interval = \"100ms\"", "Goodput of every TCP and UDP flow on a fixed grid from "
+                   "time 0: interval k covers (k x interval, (k+1) x interval], so a delivery exactly on a "
+                   "boundary counts in the interval that ends there. One row per flow and interval, from the "
+                   "interval holding the flow's start to the one holding its completion (else the end of the "
+                   "run), ordered by time then flow id. `t_s` is the interval's end, `interval_s` its length "
+                   "(shorter only for a last interval cut by the end of the run), `bytes` the bytes delivered "
+                   "in order to the receiving application (TCP payload; UDP whole datagrams), `goodput_bps` = "
+                   "bytes x 8 / interval_s. A flow's `bytes` sum to its `bytes_delivered` exactly. Not "
+                   "windowed by `warmup`; rpc transactions are in the `transactions` table instead."),
+    "packets": ("packets = [flows]", "Every packet event of the named TCP and UDP flows (both directions), in "
+                "time order: `enqueue` (the link's queue accepted it), `drop` (with `cause`), `transmit` (its "
+                "first bit starts to serialize; under a DAMA MAC, when the transmitter takes it, before any "
+                "wait for a granted slot; a link layer's retransmission of a frame is another `transmit` of "
+                "its IP packet), `receive` (a data packet at the TCP receiver or UDP sink) and `ack` (a packet "
+                "of the ACK direction at the TCP sender). `t_ns` is exact (integer ns), `t_s` the same in s; "
+                "`link` is empty at the endpoints; `direction` is data or ack; `seq` counts from the ISN (the "
+                "SYN is 0, the first data byte 1; UDP: the datagram's number), `ack` is the cumulative ACK of "
+                "ack-direction packets; `bytes` is the size on the wire with IP headers, `payload_bytes` the "
+                "TCP payload. Drop rows of all flows (`packets = [\"*\"]`) equal the `queues` table's drop "
+                "counts when there is no `warmup`. Cost: about 1.2 rows per simulated event, each about 130 ns "
+                "and 100 B in the core (a traced bulk dumbbell runs at about half the events/s) and about 3 us "
+                "more through `tcplab.run` (JSON and DataFrames): trace the flows you need."),
+}
+
+#: Series whose rows also get the flow's name (``flow``) beside its ``flow_id``.
+NAMED_FLOW_SERIES = ("throughput", "packets")
 
 
 def frame(table: str, columns: Mapping[str, list[Any]] | None) -> pd.DataFrame:
@@ -168,6 +221,24 @@ def _column(values: list[Any], dtype: str) -> pd.Series:
     return pd.Series(values, dtype=dtype)
 
 
+#: The columns of ``flows`` and ``udp`` a person reads first, as ``(column, heading with its
+#: unit, scale)``: ``tcplab run``'s tables and :meth:`RunResult._repr_html_` (a notebook's
+#: view) both show these (:meth:`RunResult.summary`).
+SUMMARY: dict[str, tuple[tuple[str, str, float | None], ...]] = {
+    "flows": (
+        ("name", "name", None), ("group", "group", None), ("cc", "cc", None),
+        ("start_s", "start (s)", 1.0), ("established_s", "estab. (s)", 1.0), ("elapsed_s", "elapsed (s)", 1.0),
+        ("bytes_delivered", "delivered (B)", 1.0), ("goodput_bps", "goodput (Mbit/s)", 1e-6),
+        ("retransmits", "rexmit (segs)", 1.0), ("rtos", "RTOs", 1.0), ("spurious_rtos", "spurious RTOs", 1.0),
+        ("syn_retransmits", "SYN rexmit", 1.0),
+    ),
+    "udp": (
+        ("name", "name", None), ("group", "group", None), ("pkts_sent", "sent (pkts)", 1.0),
+        ("pkts_delivered", "delivered (pkts)", 1.0), ("pkts_lost", "lost (pkts)", 1.0),
+        ("owd_mean_s", "OWD mean (ms)", 1e3), ("owd_max_s", "OWD max (ms)", 1e3), ("jitter_s", "jitter (ms)", 1e3),
+    ),
+}
+
 #: Sender congestion states by the core's code (cc/mod.rs ``CaState::code``).
 CA_STATES = {0: "open", 1: "recovery", 2: "loss", 3: "cwr"}
 
@@ -181,17 +252,33 @@ def _named_codes(series: dict[str, Any], link_names: list[str] | None) -> dict[s
     Example:
         >>> _named_codes({"queue": {"link": [1, 0]}, "cwnd": {"state": [0, 2]}}, ["a", "b"])
         {'queue': {'link': ['b', 'a']}, 'cwnd': {'state': ['open', 'loss']}}
+        >>> _named_codes({"packets": {"link": [1, None]}}, ["a", "b"])
+        {'packets': {'link': ['b', None]}}
     """
     out = {}
     for name, cols in series.items():
         cols = dict(cols or {})
         links = cols.get("link")
-        if link_names and links and all(isinstance(v, int) and 0 <= v < len(link_names) for v in links):
-            cols["link"] = [link_names[v] for v in links]
+        if link_names and links and all(v is None or isinstance(v, int) and 0 <= v < len(link_names) for v in links):
+            cols["link"] = [None if v is None else link_names[v] for v in links]
         states = cols.get("state") if name == "cwnd" else None
         if states and all(isinstance(v, int) for v in states):
             cols["state"] = [CA_STATES.get(v, str(v)) for v in states]
         out[name] = cols
+    return out
+
+
+def _flow_names(doc: Mapping[str, Any]) -> dict[int, str]:
+    """Flow id -> name over the ``flows`` and ``udp`` tables of a core result document.
+
+    Example:
+        >>> _flow_names({"flows": {"flow_id": [0], "name": ["bulk"]}, "udp": {"flow_id": [1], "name": ["voip"]}})
+        {0: 'bulk', 1: 'voip'}
+    """
+    out: dict[int, str] = {}
+    for table in ("flows", "udp"):
+        cols = doc.get(table) or {}
+        out.update(zip(cols.get("flow_id") or [], cols.get("name") or []))
     return out
 
 
@@ -299,11 +386,20 @@ class RunResult:
             doc = json.loads(doc)
         meta = dict(doc.get("meta") or {})
         series_doc = _named_codes(dict(doc.get("series") or {}), meta.get("link_names"))
+        flow_names = _flow_names(doc)
+        for name in NAMED_FLOW_SERIES:
+            cols = series_doc.get(name)
+            if cols and "flow_id" in cols and "flow" not in cols:
+                cols["flow"] = [flow_names.get(f) for f in cols["flow_id"]]
         series = {
             name: frame(f"series_{name}", cols)
             for name, cols in series_doc.items()
             if cols and any(len(v) for v in cols.values())
         }
+        packets = series.get("packets")
+        if packets is not None and packets["t_s"].isna().all():
+            # The core sends only the exact t_ns; seconds as the core computes them.
+            packets["t_s"] = packets["t_ns"].astype("float64") * 1e-9
         return cls(
             meta=meta,
             flows=frame("flows", doc.get("flows")),
@@ -320,6 +416,57 @@ class RunResult:
         out = {name: getattr(self, name) for name in TABLES}
         out.update({f"series_{k}": v for k, v in self.series.items()})
         return out
+
+    def summary(self, table: str = "flows") -> pd.DataFrame:
+        """The :data:`SUMMARY` columns of ``flows`` or ``udp``, headed with their units and scaled to them.
+
+        Example:
+            >>> doc = {"meta": {}, "flows": {"flow_id": [0], "name": ["f"], "goodput_bps": [2.5e6]}}
+            >>> RunResult.from_core(doc).summary()[["name", "goodput (Mbit/s)"]].values.tolist()
+            [['f', 2.5]]
+        """
+        if table not in SUMMARY:
+            raise ValueError(f"table {table!r} has no summary; accepted: {', '.join(SUMMARY)}")
+        df = getattr(self, table)
+        out = {}
+        for col, head, scale in SUMMARY[table]:
+            if col in df:
+                out[head] = df[col] if scale is None or scale == 1.0 else df[col].astype(float) * scale
+        return pd.DataFrame(out, index=df.index)
+
+    def _repr_html_(self) -> str:
+        """A compact HTML summary for Jupyter: scenario name, seed, simulated duration, the flows with units.
+
+        Example:
+            >>> doc = {"meta": {"name": "demo", "seed": 1, "sim_end_s": 2.0, "events": 10, "wall_s": 0.01},
+            ...        "flows": {"flow_id": [0], "name": ["bulk.0"], "goodput_bps": [1.5e6]}}
+            >>> html_text = RunResult.from_core(doc)._repr_html_()
+            >>> "bulk.0" in html_text and "goodput (Mbit/s)" in html_text and "2 s simulated" in html_text
+            True
+        """
+        import html
+
+        m = self.meta
+        name = m.get("name") or (self.scenario or {}).get("name") or "(unnamed scenario)"
+        dur = m.get("sim_end_s")
+        facts = [f"seed {m.get('seed', '?')}",
+                 f"{dur:.6g} s simulated" if isinstance(dur, (int, float)) else "duration unknown"]
+        if isinstance(m.get("events"), int):
+            facts.append(f"{m['events']:,} events")
+        if isinstance(m.get("wall_s"), (int, float)):
+            facts.append(f"{m['wall_s']:.3g} s wall")
+        parts = [f"<div><strong>tcplab run: {html.escape(str(name))}</strong> ({html.escape('; '.join(facts))})"]
+        for table, title in (("flows", "TCP flows"), ("udp", "UDP flows")):
+            if len(getattr(self, table)):
+                parts.append(f"<p>{title} ({len(getattr(self, table))}):</p>" + self.summary(table).to_html(
+                    index=False, na_rep="–", float_format=lambda x: f"{x:.4g}", border=0))
+        if len(self.transactions):
+            uct = self.transactions["uct_s"].dropna()
+            parts.append(f"<p>{len(self.transactions)} request/response transactions, {len(uct)} completed"
+                         + (f"; user completion time median {uct.median():.4g} s" if len(uct) else "") + ".</p>")
+        if self.series:
+            parts.append(f"<p>Recorded series: {html.escape(', '.join(sorted(self.series)))}.</p>")
+        return "\n".join(parts) + "</div>"
 
     def write(self, out_dir: str | Path) -> Path:
         """Writes ``<table>.parquet`` for every table, ``meta.json`` and ``scenario.json``.

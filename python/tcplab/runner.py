@@ -31,7 +31,7 @@ __all__ = ["run", "run_core", "core_has_run", "TRACES", "with_traces", "trace_na
            "ScenarioWarning"]
 
 #: Names accepted by ``trace=`` and ``--trace``.
-TRACES = ("cwnd", "queue", "owd", "drops")
+TRACES = ("cwnd", "queue", "owd", "drops", "packets")
 
 
 class CoreRunError(ValueError):
@@ -74,7 +74,7 @@ def trace_names(trace: str | Iterable[str] | None) -> list[str]:
         >>> trace_names("cwdn")
         Traceback (most recent call last):
         ...
-        tcplab.scenario.ScenarioError: trace: unknown time series; got 'cwdn'; accepted: cwnd, queue, owd, drops. Did you mean 'cwnd'?
+        tcplab.scenario.ScenarioError: trace: unknown time series; got 'cwdn'; accepted: cwnd, queue, owd, drops, packets. Did you mean 'cwnd'?
     """
     if trace is None:
         return []
@@ -90,8 +90,8 @@ def with_traces(scenario: Scenario, trace: str | Iterable[str] | None) -> Scenar
     """A copy of ``scenario`` that also records the named series.
 
     ``cwnd`` and ``drops`` switch those series on; ``queue`` records every link's
-    queue unless ``[record] queue`` already names some; ``owd`` records every flow
-    unless ``[record] owd`` already names some.
+    queue unless ``[record] queue`` already names some; ``owd`` and ``packets`` record
+    every flow unless ``[record] owd`` (``packets``) already names some.
 
     Example:
         >>> from tcplab.scenario import EXAMPLE_TOML
@@ -113,6 +113,8 @@ def with_traces(scenario: Scenario, trace: str | Iterable[str] | None) -> Scenar
         rec.queue = ["*"]
     if "owd" in names and not rec.owd:
         rec.owd = ["*"]
+    if "packets" in names and not rec.packets:
+        rec.packets = ["*"]
     return sc
 
 
@@ -144,7 +146,7 @@ def run(scenario: Scenario | str | Path, seed: int = 0, trace: str | Iterable[st
         scenario: a :class:`Scenario`, or the path of a scenario file.
         seed: master seed (same scenario + same seed = bit-identical results).
         trace: time series to record in addition to ``[record]``: any of
-            ``cwnd``, ``queue``, ``owd``, ``drops`` (one name, a comma-separated
+            ``cwnd``, ``queue``, ``owd``, ``drops``, ``packets`` (one name, a comma-separated
             string or a list).
         progress: called about every 100 ms of wall time with the simulated time so
             far and the run's latest end, both in seconds (the ``tcplab run``

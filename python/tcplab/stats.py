@@ -11,6 +11,10 @@
   (same name, same seed) in the two runs (common random numbers).
 - Loss rate at a queue and link utilisation.
 
+A report's summaries take one value per replication and an interval over replications
+(:func:`tcplab.report.over_replications`, with the studies' :func:`tcplab.studies.findings.estimate`):
+the flows of one run are not independent samples.
+
 Example:
     >>> round(t_quantile(0.975, 4), 4)
     2.7764
@@ -44,7 +48,6 @@ __all__ = [
     "relative_throughput",
     "loss_rate",
     "utilisation",
-    "summarize",
 ]
 
 
@@ -313,25 +316,3 @@ def utilisation(links: pd.DataFrame, duration_s: float | None = None) -> pd.Seri
     if duration_s is None:
         return links["utilisation"].astype(float).rename("utilisation")
     return (links["tx_bytes"] * 8.0 / (links["rate_bps"] * duration_s)).astype(float).rename("utilisation")
-
-
-def summarize(
-    df: pd.DataFrame, value: str, by: Sequence[str] = (), level: float = 0.95, n_boot: int = 1000, seed: int = 0
-) -> pd.DataFrame:
-    """Per-group n, mean with its t interval and median with its bootstrap interval.
-
-    Example:
-        >>> df = pd.DataFrame({"cc": ["a"] * 5, "x": [1, 2, 3, 4, 5]})
-        >>> s = summarize(df, "x", by=["cc"])
-        >>> s[["cc", "n", "mean", "median"]].values.tolist()
-        [['a', 5, 3.0, 3.0]]
-    """
-    groups = [((), df)] if not by else list(df.groupby(list(by), sort=True, dropna=False))
-    rows = []
-    for key, part in groups:
-        key = key if isinstance(key, tuple) else (key,)
-        m = mean_ci(part[value], level)
-        med = median_ci(part[value], level, n_boot, seed)
-        rows.append({**dict(zip(by, key)), "n": m.n, "mean": m.value, "mean_low": m.low, "mean_high": m.high,
-                     "median": med.value, "median_low": med.low, "median_high": med.high})
-    return pd.DataFrame(rows, columns=list(by) + ["n", "mean", "mean_low", "mean_high", "median", "median_low", "median_high"])

@@ -67,7 +67,7 @@ from tcplab.scenario.experiment import SWEEP_KEYS_TEXT
 from tcplab.scenario.reference import sweep_reference
 
 __all__ = ["Experiment", "Task", "SweepResult", "sweep", "load_experiment", "SWEEP_REFERENCE", "EXAMPLE_EXPERIMENT",
-           "MAX_RUNS"]
+           "MAX_RUNS", "RANDOM_ELEMENTS", "identical_points", "identical_replications_warning"]
 
 #: The ``[sweep]`` section of docs/scenarios.md (generated from :class:`SweepTable`).
 SWEEP_REFERENCE = sweep_reference()
@@ -402,6 +402,77 @@ def collect(out: Path, tasks: list[Task]) -> dict[str, pd.DataFrame]:
         parts = [f for f in frames.get(name, []) if len(f)]
         tables[name] = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
     return tables
+
+
+#: The scenario fields that put a random element in a run (docs/scenarios.md), as the
+#: warning about identical replications names them. Without one, every replication of a
+#: grid point is the same run: the seed only reaches the simulation through these.
+RANDOM_ELEMENTS = (
+    '`start_jitter` of a [[flows]] entry (a uniform random start delay per flow)',
+    'a link\'s `error` (error = { kind = "bernoulli", per = ... } or kind = "markov")',
+    'an rpc flow\'s `arrivals` with process = "poisson"',
+    'a [workload] (flow classes drawn from the seed)',
+)
+
+_META = ("point", "replication", "seed", "run_key")
+
+
+def identical_points(tables: dict[str, pd.DataFrame], params: list[str] | tuple[str, ...] = ()) -> list[int]:
+    """Grid points whose replications (two or more) gave identical result tables.
+
+    Every summary table (:data:`~tcplab.results.TABLES`) of a replication is compared,
+    row by row, with the other replications' of the same point, leaving out the columns
+    that name the run (point, replication, seed, run_key and the ``params``). Such a point
+    has no random element: its replications are one sample repeated, and an interval over
+    them says nothing (:func:`tcplab.studies.findings.estimate` reports the value as exact).
+
+    Example:
+        >>> f = pd.DataFrame({"point": [0, 0, 1, 1], "replication": [0, 1, 0, 1], "seed": [0, 1, 0, 1],
+        ...                   "name": ["a"] * 4, "goodput_bps": [5.0, 5.0, 4.0, 4.5]})
+        >>> identical_points({"flows": f})
+        [0]
+    """
+    names = [n for n in TABLES if n in tables and len(tables[n]) and {"point", "replication"} <= set(tables[n])]
+    runs: dict[tuple[int, int], dict[str, tuple[int, ...]]] = {}
+    for name in names:
+        df = tables[name]
+        data = df.drop(columns=[c for c in (*_META, *params) if c in df])
+        rows = pd.util.hash_pandas_object(data, index=False)
+        for (point, rep), hashes in rows.groupby([df["point"], df["replication"]], sort=True):
+            runs.setdefault((int(point), int(rep)), {})[name] = tuple(hashes)
+    by_point: dict[int, set[tuple[tuple[int, ...], ...]]] = {}
+    count: dict[int, int] = {}
+    for (point, _), sig in runs.items():
+        by_point.setdefault(point, set()).add(tuple(sig.get(n, ()) for n in names))  # no rows: ()
+        count[point] = count.get(point, 0) + 1
+    return sorted(p for p, sigs in by_point.items() if count[p] >= 2 and len(sigs) == 1)
+
+
+def identical_replications_warning(tables: dict[str, pd.DataFrame], params: list[str] | tuple[str, ...] = ()) -> str | None:
+    """The warning for grid points whose replications are identical (:func:`identical_points`), or None.
+
+    Example:
+        >>> f = pd.DataFrame({"point": [0, 0], "replication": [0, 1], "seed": [0, 1], "goodput_bps": [5.0, 5.0]})
+        >>> identical_replications_warning({"flows": f}).split(";")[0]
+        'replications are identical: this scenario has no random element'
+    """
+    same = identical_points(tables, params)
+    if not same:
+        return None
+    flows = tables.get("flows")
+    all_points = sorted({int(p) for df in tables.values() if len(df) and "point" in df for p in df["point"]})
+    fix = ("; add one with " + ", ".join(RANDOM_ELEMENTS[:-1]) + " or " + RANDOM_ELEMENTS[-1]
+           + " (docs/scenarios.md)")
+    if same == all_points:
+        return ("replications are identical: this scenario has no random element; every replication repeats the "
+                "same run, so its figures are exact values, not intervals" + fix)
+    labels = []
+    for point in same:
+        row = flows[flows["point"] == point].iloc[0] if flows is not None and "point" in flows and len(flows) else None
+        shown = [f"{q}={row[q]}" for q in params if row is not None and q in row.index]
+        labels.append(", ".join(shown) if shown else f"grid point {point}")
+    return (f"replications are identical at {len(same)} of {len(all_points)} grid points ({'; '.join(labels)}): "
+            "these points have no random element" + fix)
 
 
 ProgressFn = Callable[[int, int], None]

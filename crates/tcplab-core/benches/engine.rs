@@ -5,6 +5,10 @@
 //! (`linux-2.6`; the dumbbells with IW10 and a 1 s initial RTO) and then with the current `linux` profile (RACK-TLP, PRR, D-SACK,
 //! Linux RTT estimator) to show what those cost; then the per-ACK cost of each
 //! registered congestion control on the test kit (only when no names are given).
+//!
+//! `--record-packets` records every flow's packet trace (`record.packets = ["*"]`) and
+//! `--record-throughput` the 100 ms goodput series, to measure what they cost
+//! (`metrics::recorder`; the rows' count is printed as `trace_rows`).
 
 use std::time::Instant;
 use tcplab_core::{bench, cc, sim};
@@ -12,6 +16,8 @@ use tcplab_core::{bench, cc, sim};
 fn main() {
     let names: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
     let standard = names.is_empty();
+    let flag = |f: &str| std::env::args().any(|a| a == f);
+    let (packets, throughput) = (flag("--record-packets"), flag("--record-throughput"));
     let names: Vec<String> = if standard { bench::SCENARIOS.iter().map(|s| s.to_string()).collect() } else { names };
     for name in &names {
         if let Err(e) = bench::check(name) {
@@ -24,7 +30,13 @@ fn main() {
         runs.extend(names.iter().map(|n| (n.as_str(), "linux")));
     }
     for (name, profile) in runs {
-        let sc = bench::scenario_with_profile(name, profile).unwrap();
+        let mut sc = bench::scenario_with_profile(name, profile).unwrap();
+        if packets {
+            sc.record.packets = vec!["*".into()];
+        }
+        if throughput {
+            sc.record.throughput_interval = Some(tcplab_core::time::SimDuration(100_000_000));
+        }
         let t0 = Instant::now();
         let sim = sim::Simulation::new(&sc, 1).expect("benchmark scenario builds");
         let setup = t0.elapsed().as_secs_f64();
@@ -33,7 +45,7 @@ fn main() {
         let r = sim.run();
         let run = t1.elapsed().as_secs_f64();
         println!(
-            "{{\"scenario\": \"{name}\", \"profile\": \"{profile}\", \"wall_s\": {:.4}, \"setup_s\": {setup:.4}, \"sim_s\": {:.1}, \"events\": {}, \"events_per_s\": {:.0}, \"bottleneck_pkts\": {}, \"bottleneck_pkts_per_s\": {:.0}, \"drops\": {}, \"bytes_per_flow\": {:.0}, \"bytes_per_idle_flow\": {idle_bytes:.0}}}",
+            "{{\"scenario\": \"{name}\", \"profile\": \"{profile}\", \"wall_s\": {:.4}, \"setup_s\": {setup:.4}, \"sim_s\": {:.1}, \"events\": {}, \"events_per_s\": {:.0}, \"bottleneck_pkts\": {}, \"bottleneck_pkts_per_s\": {:.0}, \"drops\": {}, \"bytes_per_flow\": {:.0}, \"bytes_per_idle_flow\": {idle_bytes:.0}, \"trace_rows\": {}, \"goodput_rows\": {}}}",
             setup + run,
             r.meta.sim_end_s,
             r.meta.events,
@@ -42,6 +54,8 @@ fn main() {
             r.meta.bottleneck_pkts as f64 / run,
             r.meta.drops,
             r.meta.flow_state_bytes as f64 / sc.flows.len() as f64,
+            r.series.packets.t_ns.len(),
+            r.series.throughput.t_s.len(),
         );
     }
     if !standard {

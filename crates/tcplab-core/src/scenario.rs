@@ -280,4 +280,11 @@ pub struct RecordSpec {
     /// Interval for the "non-empty queue" sampling of seed 001 (e.g. 1 s); off if unset.
     #[serde(default)]
     pub busy_sample_interval: Option<SimDuration>,
+    /// Goodput of every TCP and UDP flow at this interval (`metrics::ThroughputSeries`);
+    /// off if unset.
+    #[serde(default)]
+    pub throughput_interval: Option<SimDuration>,
+    /// Flows whose every packet event is recorded (`metrics::PacketSeries`; `"*"` = all).
+    #[serde(default)]
+    pub packets: Vec<String>,
 }

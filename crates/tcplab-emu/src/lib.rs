@@ -246,6 +246,7 @@ pub fn run(sc: &Scenario, seed: u64, opts: &Options) -> Result<serde_json::Value
             let c = ctl.clone();
             let (tx, rx) = std::sync::mpsc::channel::<Result<(), String>>();
             ready.push(rx);
+            let goodput = plan.throughput_ns.map(|interval_ns| traffic::GoodputSpec { interval_ns, start_ns: f.start_ns });
             sinks.push(match &f.kind {
                 FlowKind::Tcp { bytes, .. } => {
                     let target = *bytes;
@@ -253,7 +254,7 @@ pub fn run(sc: &Scenario, seed: u64, opts: &Options) -> Result<serde_json::Value
                         match traffic::tcp_listen(&ns, dst) {
                             Ok(l) => {
                                 let _ = tx.send(Ok(()));
-                                Ok(traffic::tcp_sink(l, target, c))
+                                Ok(traffic::tcp_sink(l, target, goodput, c))
                             }
                             Err(e) => {
                                 let _ = tx.send(Err(e.clone()));
@@ -262,11 +263,11 @@ pub fn run(sc: &Scenario, seed: u64, opts: &Options) -> Result<serde_json::Value
                         }
                     })?)
                 }
-                FlowKind::Udp { .. } => Sink::Udp(std::thread::Builder::new().name(format!("usink-{}", f.id)).spawn_scoped(scope, move || {
+                &FlowKind::Udp { packet_bytes, .. } => Sink::Udp(std::thread::Builder::new().name(format!("usink-{}", f.id)).spawn_scoped(scope, move || {
                     match traffic::udp_bind(&ns, dst) {
                         Ok(s) => {
                             let _ = tx.send(Ok(()));
-                            Ok(traffic::udp_sink(s, c))
+                            Ok(traffic::udp_sink(s, packet_bytes, goodput, c))
                         }
                         Err(e) => {
                             let _ = tx.send(Err(e.clone()));

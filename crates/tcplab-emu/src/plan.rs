@@ -135,6 +135,8 @@ pub struct Plan {
     pub record_queue: Vec<bool>,
     pub record_drops: bool,
     pub busy_sample_ns: Option<u64>,
+    /// `[record] throughput_interval`: the sinks bin the bytes their application reads.
+    pub throughput_ns: Option<u64>,
     /// Accepted differences from the scenario (kernel behaviour the knob cannot change).
     pub deviations: Vec<String>,
     /// Every transaction of the request/response flows, in creation order (index = g);
@@ -187,6 +189,18 @@ pub fn build(sc: &Scenario, k: &KernelFacts) -> Result<Plan, Vec<String>> {
         graph.node_index(name).map(|i| i as usize).ok_or_else(|| format!("{field}: unknown node '{name}'"))
     };
     let mut bad = Vec::new();
+    // The packet trace's receive and ack rows happen inside the kernel's TCP, which the
+    // emulator does not see per segment; a trace of link events alone would be another table.
+    if !sc.record.packets.is_empty() {
+        bad.push(format!(
+            "record.packets ({:?}): the per-packet trace is not recorded in emulate mode (the kernel's TCP receiver \
+             and sender are not observable per packet); accepted: [] (run the simulator for it)",
+            sc.record.packets
+        ));
+    }
+    if sc.record.throughput_interval.is_some_and(|d| d.0 == 0) {
+        bad.push("record.throughput_interval must be positive".into());
+    }
     let mut flows = Vec::new();
     let mut unbounded = false;
     let owd_all = sc.record.owd.iter().any(|s| s == "*");
@@ -438,6 +452,7 @@ pub fn build(sc: &Scenario, k: &KernelFacts) -> Result<Plan, Vec<String>> {
         record_queue,
         record_drops: sc.record.drops,
         busy_sample_ns: sc.record.busy_sample_interval.map(|d| d.0),
+        throughput_ns: sc.record.throughput_interval.map(|d| d.0),
         deviations,
         txns: Vec::new(),
     })

@@ -5,6 +5,10 @@
 //! RTOs judged with simulator truth, F-RTO verdicts), the column is 0 and
 //! `meta.emulation.unknown_columns` says so.
 //!
+//! The goodput series (`[record] throughput_interval`) comes from the sinks' reads,
+//! binned as the simulator bins deliveries (`metrics::recorder::goodput_series`); the
+//! per-packet trace is refused in `plan.rs`.
+//!
 //! Extra columns (kept by `results.frame`): `flows.first_flight_pkts` (data segments
 //! sent before the first ACK of data reached the sender, seen at the emulator),
 //! `flows.emu_behind` and `links.emu_behind` (the run's scheduling-error flag). Extra
@@ -16,6 +20,7 @@ use crate::rpcapp::{RpcClientResult, RpcServerResult};
 use crate::traffic::{CwndRow, TcpInfo, TcpSenderResult, TcpSinkResult, UdpSenderResult, UdpSinkResult, TCP_INFO_WITH_RTO};
 use serde_json::{json, Value};
 use tcplab_core::app::TransactionRecord;
+use tcplab_core::metrics::recorder::{goodput_series, GoodputBins};
 use tcplab_core::metrics::{CwndSeries, Meta, RunResult};
 use tcplab_core::time::SimTime;
 use tcplab_core::net::clocked::LinkModel;
@@ -53,6 +58,8 @@ pub fn assemble(plan: &Plan, eng: &Engine<'_>, flows: Vec<FlowOutcome>, f: &RunF
     let names = &plan.graph.nodes;
     let mut cwnd_rows: Vec<(u32, CwndRow)> = Vec::new();
     let mut first_flight = Vec::new();
+    // `[record] throughput_interval`: each flow's bins and the end of its rows.
+    let mut goodput: Vec<(u32, GoodputBins, SimTime)> = Vec::new();
     // Transactions of every request/response flow: (record, app, group, client, server, scheduled).
     let mut txns: Vec<(TransactionRecord, String, String, String, String, u64)> = Vec::new();
     for (fp, out) in plan.flows.iter().zip(flows) {
@@ -110,6 +117,8 @@ pub fn assemble(plan: &Plan, eng: &Engine<'_>, flows: Vec<FlowOutcome>, f: &RunF
                 t.final_srtt_s.push((info.rtt > 0).then_some(info.rtt as f64 * 1e-6));
                 first_flight.push(w.first_flight);
                 cwnd_rows.extend(sender.series.into_iter().map(|row| (fp.id as u32, row)));
+                let last = SimTime(sink.completed_ns.unwrap_or(f.end_ns));
+                goodput.extend(sink.goodput.map(|b| (fp.id as u32, b, last)));
             }
             (FlowKind::Udp { .. }, FlowOutcome::Udp { sender, sink }) => {
                 let u = &mut r.udp;
@@ -128,6 +137,7 @@ pub fn assemble(plan: &Plan, eng: &Engine<'_>, flows: Vec<FlowOutcome>, f: &RunF
                 u.owd_max_s.push(any.then_some(sink.owd_max_s));
                 u.jitter_s.push(any.then_some(sink.jitter_s));
                 u.pkts_out_of_order.push(sink.out_of_order);
+                goodput.extend(sink.goodput.map(|b| (fp.id as u32, b, SimTime(f.end_ns))));
             }
             (FlowKind::Rpc { iw_segments, .. }, FlowOutcome::Rpc { client, server }) => {
                 // The flow's source node is the server, its destination the client.
@@ -195,6 +205,8 @@ pub fn assemble(plan: &Plan, eng: &Engine<'_>, flows: Vec<FlowOutcome>, f: &RunF
     r.series.queue = eng.queue.clone();
     r.series.owd = eng.owd.clone();
     r.series.drops = eng.drops_series.clone();
+    let rows: Vec<(u32, &GoodputBins, SimTime)> = goodput.iter().map(|(id, b, last)| (*id, b, *last)).collect();
+    r.series.throughput = goodput_series(plan.throughput_ns.unwrap_or(0), SimTime(f.end_ns), &rows);
     // Links and queues, as sim::Simulation::finish fills them.
     let mut bottleneck_pkts = 0;
     for (i, lm) in eng.links.iter().enumerate() {

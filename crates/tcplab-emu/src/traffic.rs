@@ -24,9 +24,10 @@ use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, UdpSocket};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use tcplab_core::metrics::recorder::GoodputBins;
 use tcplab_core::rng::RngStream;
 use tcplab_core::scenario::Interval;
-use tcplab_core::time::SimDuration;
+use tcplab_core::time::{SimDuration, SimTime};
 
 use crate::engine::Control;
 
@@ -335,7 +336,29 @@ pub struct TcpSinkResult {
     /// "delivered"), including any the application had not read yet (and the FIN's
     /// sequence number once it arrived).
     pub bytes_received: Option<u64>,
+    /// `[record] throughput_interval`: the bytes read, binned by when they were read.
+    pub goodput: Option<GoodputBins>,
     pub error: Option<String>,
+}
+
+/// What a sink bins its application's bytes into (`[record] throughput_interval`).
+#[derive(Clone, Copy, Debug)]
+pub struct GoodputSpec {
+    pub interval_ns: u64,
+    pub start_ns: u64,
+}
+
+impl GoodputSpec {
+    fn bins(spec: Option<GoodputSpec>) -> Option<GoodputBins> {
+        spec.map(|g| GoodputBins::new(SimTime(g.start_ns), g.interval_ns))
+    }
+}
+
+/// Adds `bytes` read now (run time: since the clock's start `t0`) to `bins`.
+fn add_goodput(bins: &mut Option<GoodputBins>, spec: Option<GoodputSpec>, ctl: &Control, bytes: u64) {
+    if let (Some(b), Some(g)) = (bins.as_mut(), spec) {
+        b.add(SimTime(sys::mono_ns().saturating_sub(ctl.t0())), bytes, g.interval_ns);
+    }
 }
 
 /// Binds the sink of one flow (in the receiver's namespace) and returns the listener;
@@ -348,8 +371,8 @@ pub fn tcp_listen(ns: &File, dst: Ipv4Addr) -> Result<TcpListener, String> {
 }
 
 /// The TCP sink of one flow: reads until end of file or the run stops.
-pub fn tcp_sink(listener: TcpListener, target: Option<u64>, ctl: Arc<Control>) -> TcpSinkResult {
-    let mut res = TcpSinkResult::default();
+pub fn tcp_sink(listener: TcpListener, target: Option<u64>, goodput: Option<GoodputSpec>, ctl: Arc<Control>) -> TcpSinkResult {
+    let mut res = TcpSinkResult { goodput: GoodputSpec::bins(goodput), ..Default::default() };
     let stream = loop {
         if ctl.stop.load(Ordering::Relaxed) {
             return res;
@@ -386,7 +409,10 @@ pub fn tcp_sink(listener: TcpListener, target: Option<u64>, ctl: Arc<Control>) -
                 }
                 break;
             }
-            Ok(n) => res.bytes_read += n as u64,
+            Ok(n) => {
+                res.bytes_read += n as u64;
+                add_goodput(&mut res.goodput, goodput, &ctl, n as u64);
+            }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                 poll_one(stream.as_raw_fd(), libc::POLLIN, SLICE_NS);
             }
@@ -474,6 +500,9 @@ pub struct UdpSinkResult {
     /// Datagrams whose sequence number was not above every earlier one (reordered or
     /// duplicated), as the simulator's `udp.pkts_out_of_order` counts them.
     pub out_of_order: u64,
+    /// `[record] throughput_interval`: whole datagrams (their IP size, as the
+    /// simulator counts them), binned by when they were read.
+    pub goodput: Option<GoodputBins>,
     pub error: Option<String>,
 }
 
@@ -485,8 +514,8 @@ pub fn udp_bind(ns: &File, dst: Ipv4Addr) -> Result<UdpSocket, String> {
 }
 
 /// The UDP sink of one flow: counts datagrams and their one-way delays until the run stops.
-pub fn udp_sink(sock: UdpSocket, ctl: Arc<Control>) -> UdpSinkResult {
-    let mut res = UdpSinkResult::default();
+pub fn udp_sink(sock: UdpSocket, packet_bytes: u32, goodput: Option<GoodputSpec>, ctl: Arc<Control>) -> UdpSinkResult {
+    let mut res = UdpSinkResult { goodput: GoodputSpec::bins(goodput), ..Default::default() };
     let mut buf = vec![0u8; 1 << 16];
     let mut last_transit: Option<f64> = None;
     let mut highest_seq: Option<u64> = None;
@@ -506,6 +535,7 @@ pub fn udp_sink(sock: UdpSocket, ctl: Arc<Control>) -> UdpSinkResult {
                 }
                 let owd = now.saturating_sub(sent) as f64 * 1e-9;
                 res.delivered += 1;
+                add_goodput(&mut res.goodput, goodput, &ctl, packet_bytes as u64);
                 res.owd_sum_s += owd;
                 res.owd_max_s = res.owd_max_s.max(owd);
                 // RFC 3550 §6.4.1: J += (|D| - J)/16.

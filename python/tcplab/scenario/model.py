@@ -180,6 +180,19 @@ class Scenario(Model):
                 options = sorted(groups) + list(names)
                 note(ScenarioError(f"record.owd[{j}]", "unknown flow or group", value=fl,
                                    accepted="\"*\", " + short_list(options), suggestion=near(fl, options)))
+        # The packet trace follows TCP and UDP flows; an rpc application's transactions
+        # are flows of their own that the core numbers as it creates them.
+        traceable = {n: i for n, i in names.items() if i < 0 or not isinstance(self.flows[i], RpcFlow)}
+        traceable_groups = {f.group for f in self.flows if f.group and not isinstance(f, RpcFlow)} | {
+            f.name for f in self.flows if f.name and f.count > 1 and not isinstance(f, RpcFlow)}
+        for j, fl in enumerate(self.record.packets):
+            if fl == "*" or fl in traceable or fl in traceable_groups:
+                continue
+            options = sorted(traceable_groups) + list(traceable)
+            rpc = fl in names or fl in groups
+            note(ScenarioError(f"record.packets[{j}]", "an rpc application's packets are not traced" if rpc
+                               else "unknown flow or group", value=fl, accepted="\"*\", " + short_list(options),
+                               suggestion=None if rpc else near(fl, options)))
         tcp_ok = self._resolve_all_tcp(note)
         if tcp_ok:
             self._check_link_layers(names, groups, note)
@@ -431,19 +444,8 @@ class Scenario(Model):
         links = self._link_names()
         rec = self.record
         queue = links if "*" in rec.queue else list(dict.fromkeys(rec.queue))
-        owd: list[str] = []
-        if "*" in rec.owd:
-            owd = ["*"]
-        else:
-            for sel in rec.owd:
-                owd += [
-                    f["name"] for f in flows
-                    if sel in (f["name"], f["group"]) or f["name"].rsplit(".", 1)[0] == sel
-                ]
-            if self.workload is not None:
-                for sel in rec.owd:
-                    owd += [n for n in self.workload.flow_names() if sel == n]
-            owd = list(dict.fromkeys(owd))
+        owd = self._selected_flows(rec.owd, flows)
+        packets = self._selected_flows(rec.packets, [f for f in flows if f["kind"] != "rpc"])
         topology = self.topology.to_core()
         self._expand_link_layer_maps(topology, flows)
         return {
@@ -460,8 +462,31 @@ class Scenario(Model):
                 "owd": owd,
                 "drops": rec.drops,
                 "busy_sample_interval": None if rec.busy_sample_interval is None else int(rec.busy_sample_interval),
+                # Only when set, so that the resolved scenario (and the keys of stored
+                # sweep and study runs that hash it) of every other scenario is unchanged.
+                **({} if rec.throughput_interval is None else {"throughput_interval": int(rec.throughput_interval)}),
+                **({"packets": packets} if packets else {}),
             },
         }
+
+    def _selected_flows(self, selectors: list[str], flows: list[dict[str, Any]]) -> list[str]:
+        """The core's flow names that ``selectors`` (flow names, groups, ``"*"``) pick
+        among the expanded ``flows`` and the ``[workload]``'s flows, in order, once each.
+
+        Example:
+            >>> sc = Scenario.from_toml(EXAMPLE_TOML)
+            >>> sc._selected_flows(["*"], []), sc._selected_flows(["flow0", "flow0"], sc.expand_flows())
+            (['*'], ['flow0'])
+        """
+        if "*" in selectors:
+            return ["*"]
+        out: list[str] = []
+        for sel in selectors:
+            out += [f["name"] for f in flows if sel in (f["name"], f["group"]) or f["name"].rsplit(".", 1)[0] == sel]
+        if self.workload is not None:
+            for sel in selectors:
+                out += [n for n in self.workload.flow_names() if sel == n]
+        return list(dict.fromkeys(out))
 
     def to_core_json(self, seed: int = 0) -> str:
         """:meth:`to_core` as canonical JSON (sorted keys), as ``_core.run`` takes it."""

@@ -1,7 +1,11 @@
 """What a run records beyond its summary tables (``[record]``).
 
 Per-flow, queue and link summaries are always recorded; the time series here are
-opt-in because they grow with the number of packets.
+opt-in because they grow with the number of packets. The two that follow packets,
+per-flow goodput at an interval (``throughput_interval``) and the per-packet event
+trace (``packets``), are recorded by the core's ``metrics/recorder.rs``; goodput counts
+the bytes a receiver delivers in order to its application (RFC 9293 §3.10.7.4), the
+"TCP throughput" of RFC 6349 §2.3, not the bytes on the wire.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ class Record(Model):
     Example:
         >>> Record(cwnd=True, queue=["bottleneck"]).to_dict()
         {'cwnd': True, 'queue': ['bottleneck']}
+        >>> Record.from_document({"throughput_interval": "100ms", "packets": ["bulk"]}).to_dict()
+        {'throughput_interval': '100ms', 'packets': ['bulk']}
     """
 
     cwnd: bool = fld(False, "cwnd, ssthresh, srtt, RTO and state of every TCP flow, at every change.")
@@ -31,4 +37,16 @@ class Record(Model):
     busy_sample_interval: Optional[Time] = fld(
         None, "Sampling interval of the \"queue non-empty\" utilisation of seed 001 (e.g. \"1s\").",
         default_doc="off", ge=1,
+    )
+    throughput_interval: Optional[Time] = fld(
+        None, "Interval of the per-flow goodput series `series_throughput` (e.g. \"100ms\"): for every TCP and "
+        "UDP flow, the bytes delivered in order to the receiving application in each interval (k*iv, (k+1)*iv] "
+        "from time 0, and goodput_bps = bytes * 8 / interval; a flow's rows sum to its bytes_delivered.",
+        default_doc="off", ge=1,
+    )
+    packets: StrList = fld(
+        doc="TCP and UDP flows (names or groups; `\"*\"` = all) whose every packet event is recorded in "
+        "`series_packets`: enqueue, drop (with its cause), transmit (start of serialization) on each link, "
+        "receive (at the TCP receiver or UDP sink) and ack (an ACK at the TCP sender).",
+        factory=list, default_doc="none",
     )

@@ -162,6 +162,25 @@ def _doc_summary(doc: str) -> str:
     return " ".join(" ".join(lines).split())
 
 
+def _series_reference() -> list[str]:
+    """The recorded series: what asks for each, its columns and what its rows mean
+    (``tcplab.results.SERIES_DOC`` and ``COLUMNS``)."""
+    from tcplab.results import COLUMNS, SERIES, SERIES_DOC
+
+    out = ["## Recorded series", "",
+           "Each series `[record]` asks for is the result's `series[\"<name>\"]` DataFrame and",
+           "`series_<name>.parquet` in `tcplab run --out` and in a sweep's directory (with the",
+           "sweep's parameter columns). Units are in the column names (`_s` seconds, `_ns`",
+           "nanoseconds, `_bps` bit/s, `bytes` bytes); `flow_id` joins the `flows` and `udp` tables.",
+           "", "| series | `[record]` | columns | rows |", "|---|---|---|---|"]
+    for name in SERIES:
+        field, doc = SERIES_DOC[name]
+        cols = ", ".join(f"`{c}`" for c in COLUMNS[f"series_{name}"])
+        out.append(f"| `{name}` | `{field}` | {cols} | {doc.replace('|', chr(92) + '|')} |")
+    out.append("")
+    return out
+
+
 def sweep_reference() -> str:
     """The ``[sweep]`` section of the reference."""
     fields = SweepTable.model_fields
@@ -265,6 +284,7 @@ def reference_markdown() -> str:
         "```",
         "",
     ]
+    out += _series_reference()
     out += ["## TCP profiles", "", "Values of every knob per profile (from the core's registry).", ""]
     profiles = registry.profile_names()
     out.append("| knob | " + " | ".join(f"`{p}`" for p in profiles) + " |")

@@ -22,6 +22,8 @@
 
 use serde::Serialize;
 
+pub mod recorder;
+
 /// One row per flow (TCP). See the field docs for units.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct FlowTable {
@@ -290,12 +292,63 @@ pub struct DropSeries {
     pub cause: Vec<&'static str>,
 }
 
+/// Goodput of every TCP and UDP flow on a fixed grid of `[record] throughput_interval`
+/// (`recorder`): one row per flow and interval, from the interval holding the flow's
+/// start to the one holding its completion (or the end of the run), ordered by
+/// interval and then flow. Interval k covers (k·interval, (k+1)·interval]; the last
+/// one ends with the run. A flow's `bytes` sum to its `bytes_delivered` exactly.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ThroughputSeries {
+    /// End of the interval, s.
+    pub t_s: Vec<f64>,
+    pub flow_id: Vec<u32>,
+    /// Length of the interval (the scenario's interval; shorter for a last interval
+    /// cut by the end of the run), s.
+    pub interval_s: Vec<f64>,
+    /// Bytes delivered in order to the receiving application in the interval (TCP
+    /// payload; for UDP, whole datagrams of `packet_bytes`).
+    pub bytes: Vec<u64>,
+    /// bytes · 8 / interval_s, bit/s.
+    pub goodput_bps: Vec<f64>,
+}
+
+/// Per-packet events of the flows `[record] packets` names (`recorder`), in time
+/// order: `enqueue`, `drop`, `transmit` (start of serialization) on a link; `receive`
+/// (a data packet at its TCP receiver or UDP sink) and `ack` (a packet of the ACK
+/// direction at the TCP sender) at the endpoints.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct PacketSeries {
+    /// Time of the event, integer ns (exact). The front end adds `t_s` (t_ns · 1e-9),
+    /// which the core leaves out to keep the result document small.
+    pub t_ns: Vec<u64>,
+    pub flow_id: Vec<u32>,
+    pub event: Vec<&'static str>,
+    /// The link of `enqueue`, `drop` and `transmit` (index into `meta.link_names`);
+    /// `None` at the endpoints.
+    pub link: Vec<Option<u32>>,
+    /// `data` (sender to receiver, and UDP) or `ack` (receiver to sender).
+    pub direction: Vec<&'static str>,
+    /// TCP: the segment's sequence number relative to the ISN (the SYN is 0, the first
+    /// data byte 1); UDP: the datagram's number from 0.
+    pub seq: Vec<u64>,
+    /// The cumulative ACK number of `ack`-direction packets; `None` on data.
+    pub ack: Vec<Option<u64>>,
+    /// Size on the wire, IP headers included, bytes.
+    pub bytes: Vec<u32>,
+    /// TCP payload bytes (0 for a pure ACK, SYN or FIN); UDP: the datagram's size.
+    pub payload_bytes: Vec<u32>,
+    /// The drop cause (`overflow`, `early`, `forced`, `corruption`) of `drop` rows.
+    pub cause: Vec<Option<&'static str>>,
+}
+
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Series {
     pub cwnd: CwndSeries,
     pub queue: QueueSeries,
     pub owd: OwdSeries,
     pub drops: DropSeries,
+    pub throughput: ThroughputSeries,
+    pub packets: PacketSeries,
 }
 
 /// Run-level facts. Counts here cover the whole run, not the measurement window.

@@ -149,6 +149,7 @@ impl Simulation {
             Verdict::Enqueued => {
                 link.stats.enq_pkts += 1;
                 link.stats.enq_bytes += size as u64;
+                self.rec.enqueue(now, l, pkt, &self.pool);
                 if link.ll.is_none() {
                     if let Some(mac) = link.mac.as_mut() {
                         mac.on_enqueue(now, size);
@@ -204,6 +205,9 @@ impl Simulation {
             }
         };
         if let Some(q) = next {
+            // Under a MAC the first bit may wait for a granted slot: the row says when
+            // the transmitter took the packet.
+            self.rec.transmit(now, l, q, &self.pool);
             if let Some(done) = link.start_tx_gated(q, now) {
                 self.sched.schedule(done, Event::TxDone(l));
             }

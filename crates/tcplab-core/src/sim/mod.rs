@@ -10,6 +10,7 @@ pub mod scheduler;
 
 use crate::app::{rpc::RpcApp, AppOutbox, Apps};
 use crate::cc::{self, Window};
+use crate::metrics::recorder::Recorder;
 use crate::metrics::{Digest, RunResult};
 use crate::net::error::ErrorModel;
 use crate::net::head_deque::prefetch;
@@ -151,6 +152,8 @@ pub struct Simulation {
     record_queue: Vec<bool>,
     record_drops: bool,
     busy_interval: Option<SimDuration>,
+    /// The series that follow packets: goodput bins and the packet trace (`metrics::recorder`).
+    rec: Recorder,
     /// RFC 2140 ssthresh cache per destination node.
     cbi_cache: Vec<Option<u64>>,
     /// Each link's MAC label for the `links` table (`None` without a MAC).
@@ -466,6 +469,29 @@ impl Simulation {
         if sc.record.busy_sample_interval.is_some_and(|iv| iv.0 == 0) {
             problems.push("record.busy_sample_interval must be positive".into());
         }
+        if sc.record.throughput_interval.is_some_and(|iv| iv.0 == 0) {
+            problems.push("record.throughput_interval must be positive".into());
+        }
+        fn flow_name(f: &Flow) -> &str {
+            match f {
+                Flow::Tcp(t) => &t.name,
+                Flow::Udp(u) => &u.name,
+            }
+        }
+        let trace_all = sc.record.packets.iter().any(|s| s == "*");
+        for p in sc.record.packets.iter().filter(|p| *p != "*") {
+            if !flows.iter().any(|f| flow_name(f) == p) {
+                problems.push(format!("record.packets: unknown flow '{p}'; accepted: \"*\" or the name of a tcp or udp flow"));
+            }
+        }
+        let rec = Recorder::new(
+            sc.record.throughput_interval,
+            &flows.iter().map(|f| match f {
+                Flow::Tcp(t) => t.start,
+                Flow::Udp(u) => u.start,
+            }).collect::<Vec<_>>(),
+            flows.iter().map(|f| trace_all || sc.record.packets.iter().any(|p| p == flow_name(f))).collect(),
+        );
         if !problems.is_empty() {
             return Err(problems);
         }
@@ -495,6 +521,7 @@ impl Simulation {
             record_queue,
             record_drops: sc.record.drops,
             busy_interval: sc.record.busy_sample_interval,
+            rec,
             drops: 0,
             result: RunResult::default(),
             apps,
@@ -790,6 +817,7 @@ impl Simulation {
             Verdict::Enqueued => {
                 link.stats.enq_pkts += 1;
                 link.stats.enq_bytes += pkt.size as u64;
+                self.rec.enqueue(now, l, pkt, pool);
                 if link.in_service.is_none() {
                     self.start_next_tx(l, now);
                 }
@@ -814,6 +842,7 @@ impl Simulation {
                 }
             }
             let done = link.start_tx(q, now);
+            self.rec.transmit(now, l, q, &self.pool);
             // The serialization time: a few values per link (data and ACK sizes).
             self.sched.schedule_after(done - now, Event::TxDone(l));
         }
@@ -911,6 +940,7 @@ impl Simulation {
 
     fn on_drop(&mut self, l: LinkId, pkt: PacketRef, cause: DropCause, now: SimTime) {
         let p = pkt;
+        self.rec.drop(now, l, pkt, cause, &self.pool);
         self.pool.free(pkt.id);
         self.drops += 1;
         self.digest.mix(now.0 ^ ((l as u64) << 48) ^ ((cause as u64) << 40) ^ p.flow as u64);
@@ -1108,7 +1138,9 @@ impl Simulation {
                     o.flow_id.push(p.flow);
                     o.owd_s.push(now.since(p.sent_at).as_secs_f64());
                 }
+                let before = t.receiver.delivered();
                 let arrival = t.receiver.on_segment_ecn(&hdr, p.ecn, now, &mut self.outbox);
+                self.rec.receive(now, &p, t.receiver.delivered() - before);
                 if arrival.finished && t.completed.is_none() {
                     t.completed = Some(now);
                     self.unfinished -= 1;
@@ -1120,6 +1152,7 @@ impl Simulation {
             }
             (Flow::Tcp(t), Transport::Tcp { hdr, to_receiver: false }) => {
                 self.digest.mix(now.0 ^ ((p.flow as u64) << 44) ^ hdr.ack.rotate_left(40) ^ 1);
+                self.rec.ack(now, &p);
                 let was = t.sender.phase();
                 t.sender.on_ack(&hdr, now, &mut self.outbox);
                 if was == Phase::SynSent && t.sender.phase() == Phase::Established {
@@ -1129,6 +1162,7 @@ impl Simulation {
             }
             (Flow::Udp(u), Transport::Udp { seq }) => {
                 self.digest.mix(now.0 ^ ((p.flow as u64) << 44) ^ seq);
+                self.rec.receive(now, &p, p.size as u64);
                 u.delivered += 1;
                 if u.max_seq.is_some_and(|m| seq <= m) {
                     u.out_of_order += 1;
@@ -1256,6 +1290,17 @@ impl Simulation {
                 }
             }
         }
+        // Goodput rows run to each flow's completion, else to the end of the run.
+        let last: Vec<SimTime> = self
+            .flows
+            .iter()
+            .map(|f| match f {
+                Flow::Tcp(t) => t.completed.unwrap_or(end),
+                Flow::Udp(_) => end,
+            })
+            .collect();
+        r.series.throughput = self.rec.throughput(end, &last);
+        r.series.packets = self.rec.take_packets();
         let (apps, records) = std::mem::replace(&mut self.apps, Apps::new(Vec::new(), 0)).finish();
         for rec in &records {
             let a = &apps[rec.app as usize];
