@@ -59,11 +59,25 @@ def test_shipped_grid_has_the_issues_points() -> None:
     assert ("markov", None, 20_000_000) in losses and ("bernoulli", 0.01, 100_000_000) in losses
 
 
+def test_options_off_grid_is_the_shipped_grid_with_the_earlier_kernel_options() -> None:
+    """examples/fidelity/loss-grid-options-off: the same 18 points, with the options the first
+    kernel runs had off (tcp_timestamps = 0, tcp_frto = 0, no quick-ACK model) on both sides;
+    the shipped grid's points are the kernel's defaults (the linux profile)."""
+    _, new = load_grid(GRID)
+    _, old = load_grid(GRID.parent / "loss-grid-options-off")
+    assert [p.id for p in old] == [p.id for p in new]
+    for p, q in zip(old, new):
+        a, b = p.scenario.to_core()["flows"][0]["tcp"], q.scenario.to_core()["flows"][0]["tcp"]
+        assert (a["timestamps"], a["header_bytes"], a["mss"], a["frto"], a["quickack"]) == (False, 40, 1460, False, False)
+        assert b.get("timestamps") in (None, True) and b.get("frto") in (None, True)
+
+
 @pytest.mark.parametrize("line, where, says", [
     ('ccs = ["reno", "cubicc"]', "ccs[1]", "unknown congestion control"),
     ('scenarios = ["nope.toml"]', "scenarios[0]", "no such scenario file"),
     ("reps = 1", "reps", "greater than or equal to 2"),
     ("colour = 1", "colour", "accepted: name"),
+    ("tcp = { frto = 3 }", "tcp.frto", "valid boolean"),
 ])
 def test_bad_grid_files_are_named_with_their_line(tmp_path: Path, line: str, where: str, says: str) -> None:
     d = small_grid(tmp_path)

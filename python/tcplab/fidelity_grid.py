@@ -83,6 +83,9 @@ class Grid(BaseModel):
     ccs: list[str] = Field(min_length=1, description="Congestion controls each scenario runs with.")
     reps: int = Field(5, ge=2, le=100, description="Kernel runs (and simulator seeds) per point; 2 or more for a CI.")
     tolerance: float = Field(0.05, gt=0.0, lt=1.0, description="Relative goodput tolerance.")
+    tcp: dict[str, Any] = Field(default_factory=dict,
+                                description="TCP knobs set on every scenario of the grid (a variant of another grid's "
+                                            "points, e.g. with the options an earlier kernel run had off).")
 
 
 @dataclass
@@ -136,6 +139,13 @@ def load_grid(path: str | Path) -> tuple[Grid, list[GridPoint]]:
     points = []
     for f in grid.scenarios:
         base = load(d / f)
+        if grid.tcp:
+            try:
+                tcp = type(base.tcp).model_validate({**base.tcp.model_dump(exclude_none=True), **grid.tcp})
+            except ValidationError as e:
+                err = e.errors()[0]
+                raise bad("tcp." + ".".join(str(x) for x in err["loc"]), err["msg"], err.get("input")) from None
+            base = base.model_copy(update={"tcp": tcp})
         for cc in grid.ccs:
             sc = base.model_copy(update={"cc": CcOptions(name=cc)})
             points.append(GridPoint(f"{Path(f).stem}-{cc}", f, cc, sc))
@@ -217,9 +227,12 @@ def run_grid(
                                  "rep": r, "metric": metric, "value": v})
     per_run = pd.DataFrame(rows)
     table = summarise(per_run, grid.tolerance)
-    kernels = {RunResult.read(_kernel_dir(o, points[0], 0)).meta.get("emulation", {}).get("kernel")}
+    first = RunResult.read(_kernel_dir(o, points[0], 0)).meta.get("emulation", {})
+    kernels = {first.get("kernel")}
     meta = {"grid": grid.name, "reps": grid.reps, "tolerance": grid.tolerance, "tcplab": __version__,
             "kernel": sorted(str(k) for k in kernels)[0], "kernel_runs_this_call": len(todo),
+            # The sysctls the first point's first kernel run wrote, per host namespace.
+            "kernel_sysctls": first.get("sysctls"),
             "wall_s": round(time.perf_counter() - t0, 1), "sched_error": sched,
             "behind": [f"{s['point']} rep {s['rep']}" for s in sched if s["behind"]]}
     o.mkdir(parents=True, exist_ok=True)

@@ -28,7 +28,7 @@ fn rows(p: &PacketSeries) -> Vec<Row> {
 }
 
 /// A 4344-byte transfer (three segments) over a 10 Mbit/s, 10 ms link, `linux`
-/// profile: MSS 1460, 40 header bytes, IW10 (all three segments leave at once), an ACK
+/// profile with timestamps and quick-ACK mode off: MSS 1460, 40 header bytes, IW10 (all three segments leave at once), an ACK
 /// for every second segment, the FIN on the last segment and answered at once.
 /// Serialization at 10 Mbit/s: 40 B = 32 us, 1500 B = 1.2 ms, 1464 B = 1.1712 ms.
 ///
@@ -41,7 +41,8 @@ fn rows(p: &PacketSeries) -> Vec<Row> {
 ///   it ACK 4346 (4344 bytes + SYN + FIN) at once. Each reaches a 10.032 ms later.
 #[test]
 fn three_segment_transfer_gives_the_hand_worked_trace() {
-    let mut sc = scenario(pair(10_000_000, 100), vec![tcp_flow("a", "b", Some(4344), json!({"profile": "linux"}))],
+    let mut sc = scenario(pair(10_000_000, 100), vec![tcp_flow("a", "b", Some(4344), json!({"profile": "linux",
+        "mss": 1460, "header_bytes": 40, "timestamps": false, "quickack": false}))],
                           json!({"duration": 200 * MS}));
     sc.record.packets = vec!["flow0".into()];
     let r = run(&sc, 1);
@@ -178,7 +179,8 @@ fn layered_links_trace_ip_packets() {
 /// (1460 B x 8 / 0.1 s = 116.8 kbit/s) of the ceiling.
 #[test]
 fn bulk_goodput_saturates_at_the_links_goodput() {
-    let tcp = json!({"profile": "linux", "rcv_buffer": 65_536});
+    // 1500-byte packets of 1460 payload bytes: timestamps off.
+    let tcp = json!({"profile": "linux", "rcv_buffer": 65_536, "mss": 1460, "header_bytes": 40, "timestamps": false});
     let mut sc = scenario(dumbbell(1, 10_000_000, 10, 100, 1), vec![tcp_flow("s0", "d0", None, tcp)],
                           json!({"duration": 10 * S}));
     sc.record.throughput_interval = Some(tcplab_core::time::SimDuration(100 * MS));

@@ -314,6 +314,9 @@ pub fn assemble(plan: &Plan, eng: &Engine<'_>, flows: Vec<FlowOutcome>, f: &RunF
         "namespaces": f.namespaces,
         "reclaimed_stale": f.reclaimed,
         "deviations": plan.deviations,
+        // Every sysctl the run wrote, per host namespace (the rest are the kernel's
+        // defaults for a new namespace).
+        "sysctls": plan.hosts.iter().map(|h| (h.name.clone(), h.sysctls.clone())).collect::<std::collections::BTreeMap<_, _>>(),
         "packets_in": eng.packets_in,
         "packets_out": eng.packets_out,
         "oversize_pkts": eng.oversize,
