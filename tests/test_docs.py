@@ -75,3 +75,36 @@ def test_readme_demo_time_is_the_measured_one() -> None:
     times = re.findall(r"\d+(?:\.\d+)?\s*(?:min(?:utes?)?(?:\s+\d+\s*s)?|s\b|seconds)", quick)
     assert all(t in measured for t in times), (times, "README.md's make demo time is not docs/studies/all.md's")
     assert "docs/studies/all.md" in quick
+
+
+def _reachable_models(root: type, seen: set[type] | None = None) -> set[type]:
+    """Every pydantic model a scenario file can contain below ``root``: field types, list items and union variants."""
+    import typing
+
+    from pydantic import BaseModel
+
+    seen = set() if seen is None else seen
+
+    def walk(tp: object) -> None:
+        if isinstance(tp, type) and issubclass(tp, BaseModel):
+            if tp not in seen:
+                seen.add(tp)
+                for info in tp.model_fields.values():
+                    walk(info.rebuild_annotation() if hasattr(info, "rebuild_annotation") else info.annotation)
+            return
+        for arg in typing.get_args(tp):
+            walk(arg)
+
+    walk(root)
+    return seen
+
+
+def test_every_table_a_scenario_can_hold_has_its_section() -> None:
+    """The reference's sections cover every model reachable from a scenario, so a new queue,
+    error model, topology or flow kind cannot be left out of docs/scenarios.md."""
+    from tcplab.scenario import Scenario
+    from tcplab.scenario.reference import SECTIONS
+
+    documented = {model for _, model in SECTIONS}
+    missing = sorted(m.__name__ for m in _reachable_models(Scenario) - documented)
+    assert not missing, f"models with no section in docs/scenarios.md: {missing}"
