@@ -45,6 +45,13 @@ receiver_access = { rate = "100Mbps", delay = "1ms" }
 #: machine that other jobs keep busy.
 SLACK = 3.0
 
+#: The child takes SIGINT's default action whatever this process inherited: a shell that
+#: starts the test suite in the background (`make test &`) leaves SIGINT ignored, and
+#: Python keeps an ignored SIGINT ignored, as a user's own `nohup tcplab ... &` wants.
+def _sigint_default() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 INTERRUPTED = re.compile(r"^interrupted: (\d+) of (\d+) runs kept; re-run to resume$")
 
 
@@ -87,7 +94,7 @@ def test_ctrl_c_stops_a_long_run_within_a_second_after_its_progress_showed(tmp_p
     f.write_text(LONG)
     # FORCE_COLOR: rich draws the progress bar as on a terminal.
     proc = subprocess.Popen([*TCPLAB, "run", str(f)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env={**os.environ, "FORCE_COLOR": "1"})
+                            env={**os.environ, "FORCE_COLOR": "1"}, preexec_fn=_sigint_default)
     stderr = _Stderr(proc)
     _wait_for(lambda: "s of 1,000,000,000.0 s simulated" in stderr.text(), proc)
     t0 = time.monotonic()
@@ -144,7 +151,7 @@ def test_ctrl_c_during_a_sweep_keeps_finished_runs_in_one_line_and_the_resume_is
     exp_file.write_text(SWEEP)
     out = tmp_path / "out"
     cmd = [*TCPLAB, "sweep", str(exp_file), "--jobs", "2", "--out", str(out), "--no-progress"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_sigint_default)
     _wait_for(lambda: _kept(out / "runs") >= 1, proc, timeout=120)
     took, stdout, stderr = _interrupt(proc)
     lines = [line for line in stderr.splitlines() if not line.startswith("note: --jobs")]  # a 1-core machine
@@ -176,7 +183,7 @@ def test_ctrl_c_during_a_study_keeps_finished_tasks_in_one_line_and_the_resume_i
 
     out = tmp_path / "out"
     proc = subprocess.Popen([*TCPLAB, *STUDY, "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+                            text=True, preexec_fn=_sigint_default)
     _wait_for(lambda: _kept(out / "tasks") >= 3, proc, timeout=120)
     took, stdout, stderr = _interrupt(proc)
     assert proc.returncode == 130 and stdout == "", stderr
