@@ -367,6 +367,8 @@ pub struct Meta {
     /// Packets transmitted by the link named `bottleneck` (0 if none).
     pub bottleneck_pkts: u64,
     pub drops: u64,
+    /// Timer events handled (delayed ACK, RTO, TLP, pacing, reorder), of `events`.
+    pub timer_events: u64,
     /// Most packets alive at once (the pool's high-water mark).
     pub peak_packets: usize,
     /// Bytes of per-flow simulator state at the end of the run, summed over flows

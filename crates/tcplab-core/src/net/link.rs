@@ -78,6 +78,9 @@ pub struct Link {
     pub hashes_flows: bool,
     pub drops_queued: bool,
     pub marks_ecn: bool,
+    /// Whether the simulation drives this link on the fixed-rate path
+    /// (`sim/fixed_rate.rs`): departures computed at enqueue, no transmission events.
+    pub fixed_rate: bool,
     /// Packets propagating: (arrival time, packet). The first `PIPE_INLINE` sit in the
     /// link itself (a sender's back-to-back segments on an access link).
     pub pipe: HeadDeque<(SimTime, PacketRef), PIPE_INLINE>,
@@ -87,6 +90,12 @@ pub struct Link {
     pub rate: Rate,
     pub delay: SimDuration,
     busy_since: SimTime,
+    /// Fixed-rate path only: when the packet in service leaves (its last bit), and
+    /// when the last packet accepted leaves (the transmitter frees up then).
+    pub svc_end: SimTime,
+    pub tx_end: SimTime,
+    /// When the last packet left the pipe (arrived at `to`).
+    pub last_arrival: SimTime,
     pub error: Option<Box<dyn ErrorModel>>,
     /// Medium access gating the transmitter, if any.
     pub mac: Option<Box<dyn Mac>>,
@@ -107,6 +116,10 @@ pub struct Link {
     /// Packets the queue dropped other than an arriving one (AQM head drops), kept
     /// between calls so that dropping allocates nothing.
     pub aqm_drops: Vec<(QueuedPacket, DropCause)>,
+    /// Fixed-rate path only: packets the error model corrupts, with the time their
+    /// last bit leaves (when they are dropped), in that order. Empty and unallocated
+    /// on a link without an error model.
+    pub corrupt: std::collections::VecDeque<(SimTime, PacketRef)>,
 }
 
 /// The state of a link with a MAC or a link layer (`sim::layered`), boxed so that plain
@@ -175,6 +188,11 @@ impl Link {
             // Grown on a first AQM drop and kept: nothing up front for the drop-tail
             // links that never use it (64 entries were 1.25 kB on each of 400,000 links).
             aqm_drops: Vec::new(),
+            corrupt: std::collections::VecDeque::new(),
+            svc_end: SimTime::ZERO,
+            tx_end: SimTime::ZERO,
+            last_arrival: SimTime::ZERO,
+            fixed_rate: false,
             hashes_flows: false,
             drops_queued: false,
             marks_ecn: false,
@@ -200,6 +218,14 @@ impl Link {
         if let Some(lay) = self.lay.as_mut() {
             (lay.mac_base, lay.ll_base) = (mac_base, ll_base);
         }
+    }
+
+    /// Leaves out of the window's error counts the packets the fixed-rate path judged
+    /// at enqueue before the window opened but that leave after it (`packets` of them,
+    /// `lost` corrupted): the general path judges them as they leave.
+    pub fn discount_judged(&mut self, packets: u64, lost: u64) {
+        self.error_base.packets -= packets.min(self.error_base.packets);
+        self.error_base.lost -= lost.min(self.error_base.lost);
     }
 
     /// The layered-link state, created (with the link itself as `ack_link`) on first
@@ -431,6 +457,7 @@ impl Link {
     pub fn heap_bytes(&self) -> usize {
         self.pipe.heap_bytes()
             + self.queue.heap_bytes()
+            + self.corrupt.capacity() * std::mem::size_of::<(SimTime, PacketRef)>()
             + self.aqm_drops.capacity() * std::mem::size_of::<(QueuedPacket, DropCause)>()
             + self.lay.as_ref().map_or(0, |l| {
                 std::mem::size_of::<LayeredState>() + l.control.heap_bytes() + l.mac_buffer.heap_bytes()

@@ -4,7 +4,11 @@
 //! Event flow: an endpoint emits a segment → the packet is routed hop by hop; at each
 //! hop it is offered to the outgoing link's queue → serialized (`TxDone`) → checked by
 //! the error model → propagates (`Arrive`) → next hop or the destination endpoint.
+//! On a fixed-rate link (drop-tail or RED, no MAC, no link layer: `fixed_rate.rs`) the
+//! serialization and the error model's verdict are decided at enqueue and the packet
+//! enters the pipe at once: no `TxDone`.
 
+mod fixed_rate;
 mod layered;
 pub mod scheduler;
 
@@ -31,6 +35,8 @@ use scheduler::Scheduler;
 #[derive(Clone, Copy, Debug)]
 enum Event {
     TxDone(LinkId),
+    /// The head of a fixed-rate link's corrupted frames leaves: it is dropped.
+    Corrupt(LinkId),
     /// The head of a link's pipe arrives at its destination host. `pkt` and `flow`
     /// only say what to prefetch: the handler takes the packet from the pipe.
     ArriveHost { link: LinkId, pkt: PacketId, flow: FlowId },
@@ -163,6 +169,14 @@ pub struct Simulation {
     /// Each link's link-layer label for the `links` table.
     ll_labels: Vec<Option<&'static str>>,
     drops: u64,
+    /// Timer events handled (delayed ACK, RTO, TLP, pacing, reorder), for `meta`.
+    timer_events: u64,
+    /// When the general path would have scheduled the event being handled, as far as
+    /// an enqueue it causes needs to know (`fixed_rate::Simulation::fixed_enqueue`):
+    /// a pipe arrival's, or the start of time for any other event.
+    cause_sched: SimTime,
+    /// A fixed-rate link wrote queue-trace rows late (`fixed_rate::sort_queue_rows`).
+    fixed_rows: bool,
     result: RunResult,
     /// Request/response applications and their transactions (`app`).
     apps: Apps,
@@ -240,6 +254,11 @@ impl Simulation {
             // Link layers and their queues need every link built.
             if let Err(e) = layered::build_link_layers(sc, &graph, &mut links).and_then(|()| layered::check_queues(&graph, &links)) {
                 problems.push(e);
+            }
+            // The path of each link, once, from its configuration.
+            for (l, g) in links.iter_mut().zip(&graph.links) {
+                let q = g.params.queue.clone().unwrap_or_else(default_queue);
+                l.fixed_rate = fixed_rate::fixed_rate_eligible(&q, l);
             }
         }
         let node = |field: &str, name: &str| {
@@ -523,6 +542,9 @@ impl Simulation {
             busy_interval: sc.record.busy_sample_interval,
             rec,
             drops: 0,
+            timer_events: 0,
+            cause_sched: SimTime::ZERO,
+            fixed_rows: false,
             result: RunResult::default(),
             apps,
             app_out: AppOutbox::default(),
@@ -736,6 +758,7 @@ impl Simulation {
     /// restart, and each TCP flow notes the bytes delivered so far. Once per run.
     fn open_window(&mut self) {
         let now = self.window_start;
+        self.fixed_open_window(now);
         for l in self.links.iter_mut() {
             l.open_window(now);
         }
@@ -751,8 +774,10 @@ impl Simulation {
     }
 
     fn handle(&mut self, now: SimTime, ev: Event) {
+        self.cause_sched = SimTime::ZERO;
         match ev {
             Event::TxDone(l) => self.on_tx_done(l, now),
+            Event::Corrupt(l) => self.on_fixed_corrupt(l, now),
             Event::ArriveHost { link, .. } => self.on_arrive(link, None, now),
             Event::ArriveHop { link, next_link } => self.on_arrive(link, Some(next_link), now),
             Event::FlowStart(f) => self.on_flow_start(f, now),
@@ -761,7 +786,10 @@ impl Simulation {
                     t.sender.stop_app();
                 }
             }
-            Event::Timer { flow, kind, gen } => self.on_timer(flow, kind, gen, now),
+            Event::Timer { flow, kind, gen } => {
+                self.timer_events += 1;
+                self.on_timer(flow, kind, gen, now)
+            }
             Event::UdpSend(f) => self.on_udp_send(f, now),
             Event::AppArrival(a) => {
                 self.apps.on_arrival(a, now, &mut self.app_out);
@@ -770,6 +798,7 @@ impl Simulation {
             Event::MacTick(l) => self.on_mac_tick(l, now),
             Event::LlTimer { link, channel, gen } => self.on_ll_timer(link, channel, gen, now),
             Event::BusySample => {
+                self.fixed_sync_all(SimTime(now.0 + 1));
                 for l in self.links.iter_mut() {
                     l.stats.busy_samples += 1;
                     l.stats.nonempty_samples += (l.backlog_packets() > 0) as u64;
@@ -797,7 +826,11 @@ impl Simulation {
     }
 
     fn enqueue(&mut self, l: LinkId, pkt: PacketRef, now: SimTime) {
-        if self.links[l as usize].layered {
+        let link = &self.links[l as usize];
+        if link.fixed_rate {
+            return self.fixed_enqueue(l, pkt, now);
+        }
+        if link.layered {
             return self.layered_enqueue(l, pkt, now);
         }
         let pool = &self.pool;
@@ -904,10 +937,20 @@ impl Simulation {
         let link = &mut self.links[l as usize];
         let (_, pkt) = link.pipe.pop_front().expect("arrival from an empty pipe");
         let to = link.to;
+        // The general path scheduled this arrival when the packet left (its pipe was
+        // then empty) or when the one before it arrived.
+        self.cause_sched = SimTime(now.0 - link.delay.0).max(link.last_arrival);
+        link.last_arrival = now;
         if let Some(&(next, head)) = link.pipe.front() {
             // Back to back with the one arriving now, it comes a serialization time
-            // later: the offset of this link's `TxDone` lane.
-            self.sched.schedule_after_if_lane(next - now, arrive_event(&self.routes, l, to, head));
+            // later: the offset of this link's `TxDone` lane. A fixed-rate link has no
+            // `TxDone` events, so there its arrivals claim that lane.
+            let ev = arrive_event(&self.routes, l, to, head);
+            if link.fixed_rate && next - now == link.rate.tx_time(head.size) {
+                self.sched.schedule_after(next - now, ev);
+            } else {
+                self.sched.schedule_after_if_lane(next - now, ev);
+            }
         }
         if link.layered && matches!(self.pool.get(pkt.id).transport, Transport::Link(_)) {
             return self.on_link_frame(l, pkt, now);
@@ -1223,6 +1266,8 @@ impl Simulation {
         // With `duration` the run ends there, whenever its last event was; without
         // it, at the last event processed (the last completion, or the safety cap).
         let end = if self.fixed_end { self.end } else { self.sched.now().min(self.end) };
+        self.fixed_sync_all(SimTime(end.0 + 1));
+        self.sort_queue_rows();
         let (window_start, window_end) = (self.window_start.as_secs_f64(), end.as_secs_f64());
         let window_ns = end.since(self.window_start).0;
         let mut r = std::mem::take(&mut self.result);
@@ -1370,6 +1415,7 @@ impl Simulation {
             digest: format!("{:016x}", self.digest.0),
             bottleneck_pkts,
             drops: self.drops,
+            timer_events: self.timer_events,
             peak_packets: self.pool.capacity_used(),
             flow_state_bytes: self.flow_state_bytes() as u64,
             link_names: self.links.iter().map(|l| l.name.clone()).collect(),

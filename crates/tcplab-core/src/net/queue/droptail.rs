@@ -125,6 +125,9 @@ impl QueueDisc for DropTail {
     fn len_bytes(&self) -> u64 {
         self.fifo.bytes()
     }
+    fn last_enqueued(&self) -> Option<QueuedPacket> {
+        self.fifo.back().copied()
+    }
 }
 
 #[cfg(test)]

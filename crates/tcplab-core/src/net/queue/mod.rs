@@ -115,6 +115,12 @@ pub trait QueueDisc: Send {
     fn average(&self) -> Option<f64> {
         None
     }
+    /// The packet enqueued last, as stored (with a CE mark the discipline set), for
+    /// FIFO disciplines that keep it at the tail; `None` otherwise. The fixed-rate
+    /// link path (`sim/fixed_rate.rs`) reads a mark there at enqueue.
+    fn last_enqueued(&self) -> Option<QueuedPacket> {
+        None
+    }
 }
 
 /// A link's queue. Drop-tail, the default and by far the most common discipline, is
@@ -154,6 +160,9 @@ impl QueueDisc for LinkQueue {
     }
     fn average(&self) -> Option<f64> {
         each_queue!(self, q => q.average())
+    }
+    fn last_enqueued(&self) -> Option<QueuedPacket> {
+        each_queue!(self, q => q.last_enqueued())
     }
 }
 
@@ -195,6 +204,10 @@ impl Fifo {
         let p = self.q.pop_front()?;
         self.bytes -= p.size as u64;
         Some(p)
+    }
+    /// The packet at the tail (the one pushed last), without removing it.
+    pub fn back(&self) -> Option<&QueuedPacket> {
+        self.q.back()
     }
     /// The packet at the head, without removing it.
     pub fn front(&self) -> Option<&QueuedPacket> {

@@ -456,6 +456,10 @@ impl QueueDisc for Red {
     fn average(&self) -> Option<f64> {
         Some(self.avg)
     }
+
+    fn last_enqueued(&self) -> Option<QueuedPacket> {
+        self.fifo.back().copied()
+    }
 }
 
 #[cfg(test)]
