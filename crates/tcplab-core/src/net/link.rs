@@ -96,6 +96,11 @@ pub struct Link {
     pub tx_end: SimTime,
     /// When the last packet left the pipe (arrived at `to`).
     pub last_arrival: SimTime,
+    /// Fixed-rate path only: the time of the last enqueue, and whether the general
+    /// path would have run that arrival before a departure at the same instant (or
+    /// found the transmitter idle), for the order of the next ties.
+    pub last_enq: SimTime,
+    pub last_enq_first: bool,
     pub error: Option<Box<dyn ErrorModel>>,
     /// Medium access gating the transmitter, if any.
     pub mac: Option<Box<dyn Mac>>,
@@ -192,6 +197,8 @@ impl Link {
             svc_end: SimTime::ZERO,
             tx_end: SimTime::ZERO,
             last_arrival: SimTime::ZERO,
+            last_enq: SimTime::MAX,
+            last_enq_first: false,
             fixed_rate: false,
             hashes_flows: false,
             drops_queued: false,
@@ -220,12 +227,19 @@ impl Link {
         }
     }
 
-    /// Leaves out of the window's error counts the packets the fixed-rate path judged
-    /// at enqueue before the window opened but that leave after it (`packets` of them,
-    /// `lost` corrupted): the general path judges them as they leave.
-    pub fn discount_judged(&mut self, packets: u64, lost: u64) {
-        self.error_base.packets -= packets.min(self.error_base.packets);
-        self.error_base.lost -= lost.min(self.error_base.lost);
+    /// Moves packets the fixed-rate path judged at enqueue into the window of their
+    /// departure, where the general path judges them: `packets` of them (`lost`
+    /// corrupted) judged before the window opened but leaving after it count in it
+    /// (`into_window`), and those still to leave when the run ends do not.
+    pub fn shift_judged(&mut self, packets: u64, lost: u64, into_window: bool) {
+        let b = &mut self.error_base;
+        if into_window {
+            b.packets -= packets.min(b.packets);
+            b.lost -= lost.min(b.lost);
+        } else {
+            b.packets += packets;
+            b.lost += lost;
+        }
     }
 
     /// The layered-link state, created (with the link itself as `ack_link`) on first

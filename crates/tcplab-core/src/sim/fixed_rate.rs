@@ -68,15 +68,30 @@ impl Simulation {
     /// Offers `pkt` to fixed-rate link `l` at `now` (the general path's
     /// `Simulation::enqueue`, with the transmission decided here).
     pub(super) fn fixed_enqueue(&mut self, l: LinkId, pkt: PacketRef, now: SimTime) {
+        self.fixed_sync(l, now);
         // A departure at this very instant: on the general path its transmission-end
-        // event, scheduled when the packet started serializing, runs before the event
-        // that brings this packet if that one was scheduled later (`cause_sched`).
-        let link = &self.links[l as usize];
-        let before = match link.in_service {
-            Some(p) if link.svc_end == now && SimTime(now.0 - link.rate.tx_time(p.size).0) > self.cause_sched => now,
-            _ => SimTime(now.0 + 1),
+        // event, scheduled when the packet started serializing (at `s`), runs before
+        // the event that brings this packet if that one was scheduled later
+        // (`cause_sched`). Both scheduled at `s`: the arrival came first if the one
+        // before it on its pipe arrived at `s` and was enqueued here at `s` on an idle
+        // transmitter, or ahead of the departure at `s` (`last_enq_first`).
+        let link = &mut self.links[l as usize];
+        let departure_first = match link.in_service {
+            Some(p) if link.svc_end == now => {
+                let s = SimTime(now.0 - link.rate.tx_time(p.size).0);
+                match s.cmp(&self.cause_sched) {
+                    std::cmp::Ordering::Less => true,
+                    std::cmp::Ordering::Greater => false,
+                    std::cmp::Ordering::Equal => !(self.cause_queued && link.last_enq == s && link.last_enq_first),
+                }
+            }
+            _ => false,
         };
-        self.fixed_sync(l, before);
+        link.last_enq = now;
+        link.last_enq_first = !departure_first;
+        if departure_first {
+            self.fixed_sync(l, SimTime(now.0 + 1));
+        }
         let pool = &mut self.pool;
         let link = &mut self.links[l as usize];
         link.account(now);
@@ -201,10 +216,22 @@ impl Simulation {
     /// count in the window, as they do on the general path.
     pub(super) fn fixed_open_window(&mut self, now: SimTime) {
         self.fixed_sync_all(now);
+        self.shift_judged(true);
+    }
+
+    /// At the end of the run (`end`): the departures up to it are replayed, and the
+    /// judgements of packets still to leave are left out of the error model's counts.
+    pub(super) fn fixed_finish(&mut self, end: SimTime) {
+        self.fixed_sync_all(SimTime(end.0 + 1));
+        self.shift_judged(false);
+        self.sort_queue_rows();
+    }
+
+    fn shift_judged(&mut self, into_window: bool) {
         for link in self.links.iter_mut().filter(|l| l.fixed_rate && l.error.is_some()) {
             let pending = link.backlog_packets() as u64 + link.in_service.is_some() as u64;
             let lost = link.corrupt.len() as u64;
-            link.discount_judged(pending, lost);
+            link.shift_judged(pending, lost, into_window);
         }
     }
 

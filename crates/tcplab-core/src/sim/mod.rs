@@ -175,6 +175,9 @@ pub struct Simulation {
     /// an enqueue it causes needs to know (`fixed_rate::Simulation::fixed_enqueue`):
     /// a pipe arrival's, or the start of time for any other event.
     cause_sched: SimTime,
+    /// The event being handled is a pipe arrival scheduled when the one before it
+    /// arrived (not when it left).
+    cause_queued: bool,
     /// A fixed-rate link wrote queue-trace rows late (`fixed_rate::sort_queue_rows`).
     fixed_rows: bool,
     result: RunResult,
@@ -544,6 +547,7 @@ impl Simulation {
             drops: 0,
             timer_events: 0,
             cause_sched: SimTime::ZERO,
+            cause_queued: false,
             fixed_rows: false,
             result: RunResult::default(),
             apps,
@@ -775,6 +779,7 @@ impl Simulation {
 
     fn handle(&mut self, now: SimTime, ev: Event) {
         self.cause_sched = SimTime::ZERO;
+        self.cause_queued = false;
         match ev {
             Event::TxDone(l) => self.on_tx_done(l, now),
             Event::Corrupt(l) => self.on_fixed_corrupt(l, now),
@@ -939,7 +944,9 @@ impl Simulation {
         let to = link.to;
         // The general path scheduled this arrival when the packet left (its pipe was
         // then empty) or when the one before it arrived.
-        self.cause_sched = SimTime(now.0 - link.delay.0).max(link.last_arrival);
+        let left = SimTime(now.0 - link.delay.0);
+        self.cause_sched = left.max(link.last_arrival);
+        self.cause_queued = link.last_arrival > left;
         link.last_arrival = now;
         if let Some(&(next, head)) = link.pipe.front() {
             // Back to back with the one arriving now, it comes a serialization time
@@ -1266,8 +1273,7 @@ impl Simulation {
         // With `duration` the run ends there, whenever its last event was; without
         // it, at the last event processed (the last completion, or the safety cap).
         let end = if self.fixed_end { self.end } else { self.sched.now().min(self.end) };
-        self.fixed_sync_all(SimTime(end.0 + 1));
-        self.sort_queue_rows();
+        self.fixed_finish(end);
         let (window_start, window_end) = (self.window_start.as_secs_f64(), end.as_secs_f64());
         let window_ns = end.since(self.window_start).0;
         let mut r = std::mem::take(&mut self.result);
