@@ -121,8 +121,15 @@ def test_bench_json_prints_one_object_per_scenario_with_the_documented_keys() ->
     assert len(lines) == 1
     row = json.loads(lines[0])
     keys = {"scenario", "wall_s", "setup_s", "sim_s", "events", "events_per_s", "bottleneck_pkts",
-            "bottleneck_pkts_per_s", "drops", "bytes_per_flow", "bytes_per_idle_flow", "peak_rss_mb"}
+            "bottleneck_pkts_per_s", "drops", "bytes_per_flow", "bytes_per_idle_flow", "peak_rss_mb", "cpu_s",
+            "bottleneck_pkts_per_cpu_s", "events_per_bottleneck_pkt", "timer_events"}
     assert keys <= set(row)
+    # One event per packet per hop on the drop-tail links (sim/fixed_rate.rs): about 4.6 per bottleneck packet.
+    assert row["events_per_bottleneck_pkt"] == pytest.approx(row["events"] / row["bottleneck_pkts"])
+    assert row["events_per_bottleneck_pkt"] < 5
+    assert 0 <= row["timer_events"] < row["events"]
+    if row["cpu_s"] is not None:
+        assert 0 < row["cpu_s"] and row["bottleneck_pkts_per_cpu_s"] == pytest.approx(row["bottleneck_pkts"] / row["cpu_s"])
     assert row["scenario"] == "dumbbell-10x100M-60s" and row["sim_s"] == pytest.approx(60.0, abs=1e-9)
     assert 0 <= row["setup_s"] < row["wall_s"]
     # Ten idle flows hold a few kB each; running, their scoreboards grow with the window.

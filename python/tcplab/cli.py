@@ -200,11 +200,14 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("bench", help="run the standard performance scenarios",
                        description="Run the standard benchmark scenarios and report wall seconds (the simulation "
                                    "alone) and its set-up part, events/s and bottleneck packets per wall-second of "
-                                   "the run, drops, bytes of state per flow and peak RSS.")
+                                   "the run, bottleneck packets per CPU-second of the run (CPU time does not depend on "
+                                   "what other cores run), events per bottleneck packet, drops, bytes of state per "
+                                   "flow and peak RSS.")
     b.add_argument("--json", action="store_true",
                    help="one JSON object per line with keys scenario, wall_s, setup_s, sim_s, events, events_per_s, "
                         "bottleneck_pkts, bottleneck_pkts_per_s, drops, bytes_per_flow, bytes_per_idle_flow, "
-                        "peak_rss_mb (default: a table)")
+                        "peak_rss_mb, cpu_s, bottleneck_pkts_per_cpu_s, events_per_bottleneck_pkt, timer_events, "
+                        "pkt_hops, pkt_hops_per_s (default: a table)")
     b.add_argument("--scenario", action="append", default=None, metavar="NAME",
                    help="run only this scenario (repeatable; default: the standard rows). Besides the listed rows, "
                         "any dumbbell-{N}x10G-{S}s (N Reno flows at 10 Gbit/s for S seconds) is accepted")
@@ -908,14 +911,15 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         from rich.table import Table
 
         t = Table(title="tcplab bench")
-        for col in ("scenario", "wall (s)", "set-up (s)", "simulated (s)", "events/s", "bottleneck pkts/s", "drops",
-                    "B/flow", "peak RSS (MB)"):
+        for col in ("scenario", "wall (s)", "set-up (s)", "simulated (s)", "events/s", "bottleneck pkts/s",
+                    "bottleneck pkts/CPU-s", "events/bottleneck pkt", "drops", "B/flow", "peak RSS (MB)"):
             t.add_column(col, justify="right")
         for r in rows:
-            rss = r["peak_rss_mb"]
+            rss, per_cpu, per_pkt = r["peak_rss_mb"], r["bottleneck_pkts_per_cpu_s"], r["events_per_bottleneck_pkt"]
             t.add_row(r["scenario"], f"{r['wall_s']:.3f}", f"{r['setup_s']:.3f}", f"{r['sim_s']:.1f}",
-                      f"{r['events_per_s']:,.0f}", f"{r['bottleneck_pkts_per_s']:,.0f}", str(r["drops"]),
-                      f"{r['bytes_per_flow']:,.0f}", "-" if rss is None else f"{rss:.1f}")
+                      f"{r['events_per_s']:,.0f}", f"{r['bottleneck_pkts_per_s']:,.0f}",
+                      "-" if per_cpu is None else f"{per_cpu:,.0f}", "-" if per_pkt is None else f"{per_pkt:.2f}",
+                      str(r["drops"]), f"{r['bytes_per_flow']:,.0f}", "-" if rss is None else f"{rss:.1f}")
         Console().print(t)
     return EXIT_OK
 

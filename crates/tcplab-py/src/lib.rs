@@ -100,6 +100,16 @@ fn validate(py: Python<'_>, scenario_json: &str, seed: u64) -> Vec<String> {
 }
 
 /// Peak resident set size of this process in MB (Linux VmHWM), if readable.
+/// CPU time this thread has used, s (`/proc/thread-self/schedstat`, nanoseconds on
+/// the CPU: independent of how busy other cores are, unlike wall time); `None` where
+/// the file is missing. The run happens on the calling thread (`Python::detach` only
+/// releases the GIL).
+fn thread_cpu_s() -> Option<f64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: u64 = s.split_whitespace().next()?.parse().ok()?;
+    Some(ns as f64 * 1e-9)
+}
+
 fn peak_rss_mb() -> Option<f64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
@@ -131,7 +141,10 @@ fn bench_check(name: &str) -> PyResult<()> {
 /// topology, routes, flows), sim_s, events, events_per_s and bottleneck_pkts_per_s
 /// (over the run, set-up excluded), bottleneck_pkts, drops, bytes_per_flow (per-flow
 /// state at the end of the run), bytes_per_idle_flow (after set-up), pkt_hops and
-/// pkt_hops_per_s (packets transmitted on every link, over the run), peak_rss_mb.
+/// pkt_hops_per_s (packets transmitted on every link, over the run), peak_rss_mb,
+/// cpu_s (CPU time of the run, set-up excluded), bottleneck_pkts_per_cpu_s,
+/// events_per_bottleneck_pkt and timer_events (delayed ACK, RTO, TLP, pacing and
+/// reorder timer events among `events`).
 #[pyfunction]
 #[pyo3(name = "bench")]
 fn run_bench(py: Python<'_>, name: &str) -> PyResult<String> {
@@ -139,16 +152,17 @@ fn run_bench(py: Python<'_>, name: &str) -> PyResult<String> {
     let sc = tcplab_core::bench::scenario(name).expect("checked");
     // The run is watched as `run` watches it (interruptible), so its figures include that cost.
     let mut watch = PythonWatch::new(None);
-    let (setup, run, idle_bytes, r) = py
+    let (setup, run, cpu, idle_bytes, r) = py
         .detach(|| {
             let t0 = std::time::Instant::now();
             let sim = tcplab_core::sim::Simulation::new(&sc, 1)?;
             let setup = t0.elapsed().as_secs_f64();
             let idle_bytes = sim.flow_state_bytes();
             let end = sim.end_time();
-            let t1 = std::time::Instant::now();
+            let (t1, c1) = (std::time::Instant::now(), thread_cpu_s());
             let r = sim.run_watched(|now| watch.look(now, end));
-            Ok::<_, String>((setup, t1.elapsed().as_secs_f64(), idle_bytes, r))
+            let cpu = thread_cpu_s().zip(c1).map(|(b, a)| b - a);
+            Ok::<_, String>((setup, t1.elapsed().as_secs_f64(), cpu, idle_bytes, r))
         })
         .map_err(PyValueError::new_err)?;
     let Some(r) = r else {
@@ -173,6 +187,10 @@ fn run_bench(py: Python<'_>, name: &str) -> PyResult<String> {
         "bytes_per_flow": (m.flow_state_bytes as f64 / flows).round(),
         "bytes_per_idle_flow": (idle_bytes as f64 / flows).round(),
         "peak_rss_mb": peak_rss_mb(),
+        "cpu_s": cpu,
+        "bottleneck_pkts_per_cpu_s": cpu.filter(|&c| c > 0.0).map(|c| m.bottleneck_pkts as f64 / c),
+        "events_per_bottleneck_pkt": (m.bottleneck_pkts > 0).then(|| m.events as f64 / m.bottleneck_pkts as f64),
+        "timer_events": m.timer_events,
     })
     .to_string())
 }
