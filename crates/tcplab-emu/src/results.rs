@@ -272,6 +272,8 @@ pub fn assemble(plan: &Plan, eng: &Engine<'_>, flows: Vec<FlowOutcome>, f: &RunF
         digest: String::new(),
         bottleneck_pkts,
         drops: eng.drops,
+        // The kernel's timers are not events of the packet loop.
+        timer_events: 0,
         peak_packets: eng.peak_packets(),
         link_names: plan.graph.links.iter().map(|l| l.name.clone()).collect(),
         // The kernel's state is not the simulator's: no per-flow byte count; the
