@@ -250,6 +250,9 @@ impl TcpSender {
         let ssthresh = cbi_ssthresh.or(cfg.initial_ssthresh).unwrap_or(u64::MAX);
         let mut w = Window::new(cfg.iw.bytes(mss), ssthresh, mss, cfg.byte_counting, cfg.abc_limit);
         w.linux_cc = cfg.linux_cc;
+        // The sender paces whenever the CC gives a rate (Linux internal pacing,
+        // `SK_PACING_NEEDED`); otherwise the flow is unpaced (`SK_PACING_NONE`).
+        w.paced = cc.pacing_rate().is_some();
         let rtt = RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto);
         let mut scoreboard = cfg.sack.then(|| Scoreboard::new(mss, cfg.dupack_threshold));
         let rack = (cfg.rack && cfg.sack).then(Rack::default);
@@ -614,6 +617,9 @@ impl TcpSender {
             self.cc.on_rate_sample(&mut self.w, &rs);
             self.w.cwnd = self.w.cwnd.max(self.cfg.mss as u64);
         }
+        if self.cfg.linux_cc {
+            self.update_pacing_rate();
+        }
         self.try_send(now, out);
         self.frto_send_new = false;
         if self.all_acked() {
@@ -758,6 +764,24 @@ impl TcpSender {
             self.try_send(now, out);
             self.schedule_loss_probe(now, out);
         }
+    }
+
+    /// The socket's pacing rate after an ACK (`Window::pacing_rate`): the CC's own when
+    /// it has one (BBR sets `sk_pacing_rate`), otherwise Linux `tcp_update_pacing_rate`
+    /// (called at the end of `tcp_cong_control` for every flow, paced or not):
+    /// `max(cwnd, packets_out) / SRTT` times 200 % while cwnd < ssthresh/2
+    /// (`tcp_pacing_ss_ratio`), else 120 % (`tcp_pacing_ca_ratio`); unknown (`~0`)
+    /// before an RTT sample.
+    fn update_pacing_rate(&mut self) {
+        self.w.pacing_rate = match (self.cc.pacing_rate(), self.rtt.srtt()) {
+            (Some(r), _) => r.0 / 8,
+            (None, Some(srtt)) if srtt.as_nanos() > 0 => {
+                let ratio = if self.w.cwnd < self.w.ssthresh / 2 { 2.0 } else { 1.2 };
+                let bytes = self.w.cwnd.max(self.snd_max - self.snd_una) as f64;
+                (ratio * bytes / srtt.as_secs_f64()).min(u64::MAX as f64) as u64
+            }
+            (None, _) => u64::MAX,
+        };
     }
 
     /// When the CC paces and the next segment may not leave yet, arms the pacing timer
