@@ -10,7 +10,7 @@
 //! RTprop  = min RTT sample, refreshed when it is 10 s old
 //! BDP     = BtlBw * RTprop
 //! pacing_rate = pacing_gain * BtlBw * (1 - margin)
-//! cwnd target = cwnd_gain * BDP + 3 * send_quantum,   at least 4 packets
+//! cwnd target = cwnd_gain * BDP + extra_acked + 3 * send_quantum,   at least 4 packets
 //! ```
 //!
 //! Modes (`Mode`) and gains (pacing, cwnd):
@@ -40,7 +40,22 @@
 //! - `seed` = 0: seeds the draw of the starting phase when `cycle_start` is unset
 //!   (give each flow its own, e.g. from its RNG substream, to desynchronise flows);
 //! - `pacing_margin_percent` = 1 %: pace this much below the model (Linux
-//!   `bbr_pacing_margin_percent`; draft-00 has no margin, set 0 for it).
+//!   `bbr_pacing_margin_percent`; draft-00 has no margin, set 0 for it);
+//! - `extra_acked_gain` = unset: the gain on the ACK-aggregation allowance (Linux
+//!   `bbr_extra_acked_gain` = 1.0); unset means 1 when the sender runs with `linux_cc`
+//!   (the `linux` profile) and 0 otherwise (draft-00 has no allowance, and the other
+//!   profiles keep their earlier behaviour).
+//!
+//! **ACK aggregation** (Linux `bbr_update_ack_aggregation`, `bbr_ack_aggregation_cwnd`;
+//! `AckAggregation`). An aggregation epoch starts at an ACK that finds the data ACKed
+//! since the last epoch start no more than the bandwidth estimate predicts for that
+//! time (`expected = bw * (now - epoch_start)`, whole packets); within an epoch
+//! `extra_acked = acked_in_epoch - expected`, at most cwnd, is max-filtered in two
+//! slots of 5 round trips each (`bbr_extra_acked_win_rtts`), so the estimate covers the
+//! last 5-10 rounds. Once the pipe is full, `gain * max(extra_acked)` capped at 100 ms
+//! of the bandwidth (`bbr_extra_acked_max_us`) is added to the cwnd target before the
+//! quanta (`bbr_set_cwnd`), so the sender keeps sending through the silences between
+//! aggregated ACKs.
 //!
 //! **Sender interface.** BBR needs every ACK's `RateSample` with `prior_delivered`
 //! and `total_delivered`; bytes newly delivered = the change in `total_delivered`,
@@ -60,8 +75,11 @@
 //!
 //! Deviations from Linux:
 //! - Without `linux_cc`: no packet conservation during recovery (the sender owns
-//!   recovery). In both modes: no long-term (policer) bandwidth sampling, no ACK-aggregation (`extra_acked`)
-//!   headroom, no idle-restart handling, no app-limited marking in ProbeRTT.
+//!   recovery). In both modes: no long-term (policer) bandwidth sampling, no
+//!   idle-restart handling (Linux also restarts the aggregation epoch when a send
+//!   starts after idle, `bbr_cwnd_event`), no app-limited marking in ProbeRTT.
+//! - The aggregation estimate counts bytes where Linux counts packets (its
+//!   `expected` and the 100 ms cap are floored to whole packets here as there).
 //! - cwnd quanta follow draft-00 (3 * send_quantum, with send_quantum 1 MSS below
 //!   1.2 Mbit/s pacing, 2 MSS below 24 Mbit/s, else min(1 ms of pacing, 64 kB)); Linux
 //!   adds 3 TSO bursts, rounds up to an even packet count and adds 2 packets in the
