@@ -1552,6 +1552,52 @@ mod tests {
         (s, at)
     }
 
+    /// Linux `tcp_update_pacing_rate`, kept for every flow under `linux_cc` (CUBIC's
+    /// HyStart reads it, `hystart_ack_delay`): `max(cwnd, packets_out) / SRTT` at 200 %
+    /// while cwnd < ssthresh/2. The `linux` profile's IW10 leaves at 1 ms; the ACK of
+    /// the first segment at 41 ms grows cwnd to 11 segments (15928 B > 13032 B
+    /// outstanding), so the rate is 2 * 15928 B / SRTT.
+    #[test]
+    fn linux_keeps_the_pacing_rate_of_tcp_update_pacing_rate() {
+        let mut out = Outbox::default();
+        let cfg = TcpConfig::profile("linux").unwrap();
+        let mut s = TcpSender::new(cfg, Box::new(Reno), Some(1_000_000), None);
+        assert!(!s.w.paced, "Reno does not pace: SK_PACING_NONE");
+        assert_eq!(s.w.pacing_rate, u64::MAX, "unknown before an ACK (~0UL)");
+        s.open(SimTime(0), &mut out);
+        let synack = TcpHeader { ack: 1, flags: FLAG_SYN | FLAG_ACK, wnd: 1 << 30, ..Default::default() };
+        s.on_ack(&synack, SimTime(1_000_000), &mut out);
+        s.on_ack(&TcpHeader { ack: 1449, flags: FLAG_ACK, wnd: 1 << 30, ts_ecr: 1_000_001, ..Default::default() },
+                 SimTime(41_000_000), &mut out);
+        assert_eq!(s.w.cwnd, 11 * 1448);
+        // SRTT = 1 ms (the SYN's sample) + (40 ms - 1 ms) / 8 = 5.875 ms
+        // (`tcp_rtt_estimator`), so 2 * 15928 B / 5.875 ms = 5,422,297 B/s.
+        assert_eq!(s.rtt.srtt(), Some(SimDuration(5_875_000)));
+        assert_eq!(s.w.pacing_rate, 5_422_297);
+        // In congestion avoidance (cwnd >= ssthresh/2) the ratio is 120 %.
+        s.w.ssthresh = 20 * 1448;
+        s.on_ack(&TcpHeader { ack: 2897, flags: FLAG_ACK, wnd: 1 << 30, ts_ecr: 1_000_001, ..Default::default() },
+                 SimTime(42_000_000), &mut out);
+        let srtt = s.rtt.srtt().unwrap();
+        assert_eq!(s.w.pacing_rate, (1.2 * s.w.cwnd as f64 / srtt.as_secs_f64()) as u64);
+        // A paced CC gives its own rate (BBR sets sk_pacing_rate) and the flow is paced.
+        let cc = Box::new(Paced(Reno, Rate(8_000_000)));
+        let mut p = TcpSender::new(TcpConfig::profile("linux").unwrap(), cc, Some(100_000), None);
+        assert!(p.w.paced);
+        p.open(SimTime(0), &mut out);
+        p.on_ack(&synack, SimTime(1_000_000), &mut out);
+        p.on_ack(&TcpHeader { ack: 1449, flags: FLAG_ACK, wnd: 1 << 30, ts_ecr: 1_000_001, ..Default::default() },
+                 SimTime(41_000_000), &mut out);
+        assert_eq!(p.w.pacing_rate, 1_000_000, "8 Mbit/s = 1 MB/s");
+        // Without linux_cc (linux-2.6) the sender keeps no rate.
+        let mut o = TcpSender::new(TcpConfig::profile("linux-2.6").unwrap(), Box::new(Reno), Some(100_000), None);
+        o.open(SimTime(0), &mut out);
+        o.on_ack(&synack, SimTime(1_000_000), &mut out);
+        o.on_ack(&TcpHeader { ack: 1461, flags: FLAG_ACK, wnd: 1 << 30, ..Default::default() },
+                 SimTime(41_000_000), &mut out);
+        assert_eq!(o.w.pacing_rate, u64::MAX);
+    }
+
     fn sack_ack(ack: u64, blocks: &[(u64, u64)], ts_ecr: u64) -> TcpHeader {
         let mut h = TcpHeader { ack, flags: FLAG_ACK, wnd: 1 << 30, ts_ecr, ..Default::default() };
         for (i, &(start, end)) in blocks.iter().enumerate() {
