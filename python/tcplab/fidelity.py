@@ -278,7 +278,8 @@ def fidelity(
 def sysctls_html(sysctls: dict[str, dict[str, str]] | None) -> str:
     """The kernel's sysctls during the runs, one row per sysctl and one column per host
     namespace: the values the emulator wrote (``meta.emulation.sysctls``); every other
-    sysctl kept the value a new network namespace starts with, the kernel's default.
+    sysctl kept the value a new network namespace starts with (the kernel's default for the
+    per-namespace ``net.ipv4.tcp_*`` ones).
 
     Example:
         >>> "tcp_frto" in sysctls_html({"s0": {"net.ipv4.tcp_frto": "2"}})
@@ -294,7 +295,8 @@ def sysctls_html(sysctls: dict[str, dict[str, str]] | None) -> str:
                    for n in names)
     cols = "".join(f"<th>{html.escape(h)}</th>" for h in hosts)
     return (head + "<p>Written by the emulator in each host's network namespace (– : not written on that host); "
-            "every other sysctl kept the value a new namespace starts with, the kernel's default.</p>"
+            "every other sysctl kept the value a new namespace starts with (the kernel's default for the "
+            "per-namespace net.ipv4.tcp_* ones).</p>"
             f"<table class='sysctls'><tr><th>sysctl</th>{cols}</tr>{rows}</table>")
 
 
