@@ -138,6 +138,40 @@ def test_sim_only_against_stored_kernel_runs_writes_table_and_report(tmp_path: P
     assert (out / "figures" / "grid_goodput.svg").is_file() and (out / "grid.json").is_file()
 
 
+def test_report_shows_the_kernel_sysctls_of_the_runs(tmp_path: Path) -> None:
+    # The emulator records the sysctls it wrote in every kernel run's
+    # meta.emulation.sysctls (per host namespace); the grid keeps the first run's as
+    # meta.kernel_sysctls and the report shows them.
+    import json
+
+    d = small_grid(tmp_path, reps=2, ccs='["reno"]')
+    out = tmp_path / "out"
+    fake_kernel_runs(d, out)
+    wrote = {"s0": {"net.ipv4.tcp_frto": "2", "net.ipv4.tcp_timestamps": "1", "net.ipv4.tcp_sack": "1"},
+             "d0": {"net.ipv4.tcp_sack": "1", "net.ipv4.tcp_rmem": "4096 131072 6291456"}}
+    meta_file = out / "kernel" / "loss1-reno" / "rep-0" / "meta.json"
+    meta = json.loads(meta_file.read_text())
+    meta.setdefault("emulation", {})["sysctls"] = wrote
+    meta_file.write_text(json.dumps(meta))
+    res = run_grid(d, out, sim_only=True)
+    assert res.meta["kernel_sysctls"] == wrote
+    assert json.loads((out / "grid.json").read_text())["meta"]["kernel_sysctls"] == wrote
+    html = (out / "report.html").read_text()
+    assert "Kernel sysctls during the runs" in html
+    for host, values in wrote.items():
+        assert f"<th>{host}</th>" in html
+        for name, value in values.items():
+            assert f"<code>{name}</code>" in html and f"<td>{value}</td>" in html
+    # tcp_rmem was written on the receiver only: the sender's cell says so.
+    row = html.split("<code>net.ipv4.tcp_rmem</code>")[1].split("</tr>")[0]
+    assert row.count("<td>–</td>") == 1
+    # Runs stored before sysctls were recorded: the report says there are none.
+    del meta["emulation"]["sysctls"]
+    meta_file.write_text(json.dumps(meta))
+    run_grid(d, out, sim_only=True)
+    assert "recorded no sysctls" in (out / "report.html").read_text()
+
+
 def test_cli_grid_sim_only(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     d = small_grid(tmp_path, reps=2, ccs='["reno"]')
     out = tmp_path / "out"

@@ -117,6 +117,26 @@ def test_same_seed_same_digest_other_seed_other_starts() -> None:
     assert list(a.flows["start_s"]) != list(c.flows["start_s"])
 
 
+def test_linux_bbr_digest_pins_the_ack_aggregation_allowance() -> None:
+    # The loss grid's 1 % point with BBR on the `linux` profile, seed 0. The
+    # allowance (bbr_update_ack_aggregation, on with linux_cc) changes the trace;
+    # extra_acked_gain = 0 gives the digest the model gave before it, and CUBIC's trace
+    # is the one it had before HyStart's threshold followed the pacing state (no ACK
+    # train reaches either threshold here). Pinned so that a change is deliberate.
+    from tcplab.scenario import load
+    from tcplab.scenario.tcp import CcOptions
+
+    sc = load(EXAMPLES / "fidelity" / "loss-grid" / "loss1.toml")
+
+    def digest(name: str, **params: float) -> str:
+        cc = CcOptions(name=name, params=params) if params else CcOptions(name=name)
+        return str(tcplab.run(sc.model_copy(update={"cc": cc}), seed=0).meta["digest"])
+
+    assert digest("bbr") == "c04a63cae453eb93"
+    assert digest("bbr", extra_acked_gain=0.0) == "719cf7a3b6c2ab96"  # before the allowance
+    assert digest("cubic") == "8b7178e6c4bd123d"  # as before
+
+
 def test_write_and_read_back(tmp_path: Path) -> None:
     r = tcplab.run(Scenario.from_toml(EXAMPLE_TOML), seed=2, trace=["cwnd"])
     r.write(tmp_path)

@@ -254,6 +254,8 @@ def fidelity(
         "behind": any(m.get("behind") for m in emu_meta),
         "loadavg": [m.get("loadavg") for m in emu_meta],
         "deviations": emu_meta[0].get("deviations", []) if emu_meta else [],
+        # The sysctls the first kernel run wrote, per host namespace.
+        "kernel_sysctls": emu_meta[0].get("sysctls") if emu_meta else None,
     }
     res = FidelityResult(table, sims, kernels, meta=meta)
     if out is not None:
@@ -271,6 +273,31 @@ def fidelity(
 
 # --------------------------------------------------------------------------------------
 # Report
+
+
+def sysctls_html(sysctls: dict[str, dict[str, str]] | None) -> str:
+    """The kernel's sysctls during the runs, one row per sysctl and one column per host
+    namespace: the values the emulator wrote (``meta.emulation.sysctls``); every other
+    sysctl kept the value a new network namespace starts with (the kernel's default for the
+    per-namespace ``net.ipv4.tcp_*`` ones).
+
+    Example:
+        >>> "tcp_frto" in sysctls_html({"s0": {"net.ipv4.tcp_frto": "2"}})
+        True
+    """
+    head = "<h2 id='sysctls'>Kernel sysctls during the runs</h2>"
+    if not sysctls:
+        return head + "<p>The kernel runs recorded no sysctls (stored before they were recorded).</p>"
+    hosts = sorted(sysctls)
+    names = sorted({k for h in hosts for k in sysctls[h]})
+    rows = "".join("<tr><td><code>" + html.escape(n) + "</code></td>"
+                   + "".join("<td>" + html.escape(str(sysctls[h].get(n, "–"))) + "</td>" for h in hosts) + "</tr>"
+                   for n in names)
+    cols = "".join(f"<th>{html.escape(h)}</th>" for h in hosts)
+    return (head + "<p>Written by the emulator in each host's network namespace (– : not written on that host); "
+            "every other sysctl kept the value a new namespace starts with (the kernel's default for the "
+            "per-namespace net.ipv4.tcp_* ones).</p>"
+            f"<table class='sysctls'><tr><th>sysctl</th>{cols}</tr>{rows}</table>")
 
 
 def _overlay_figures(res: FidelityResult, fig_dir: Path) -> list[dict[str, Any]]:
@@ -338,6 +365,7 @@ def write_report(res: FidelityResult, sc: Scenario) -> Path:
     dev = "".join(f"<li>{html.escape(d)}</li>" for d in m.get("deviations", []))
     body = ["<h2 id='table'>Simulator against the kernel</h2>", reporting.table_html(shown),
             f"<h2>Accepted deviations</h2><ul>{dev}</ul>" if dev else "",
+            sysctls_html(m.get("kernel_sysctls")),
             reporting.figures_html(res.out, figs, {"series": "Series overlays"}),
             "<h2>Scenario</h2><pre>" + html.escape(sc.to_toml()) + "</pre>"]
     return reporting.write_page(res.out, f"Fidelity: {sc.name or 'scenario'}", intro, body)

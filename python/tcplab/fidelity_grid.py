@@ -50,7 +50,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tcplab import __version__
-from tcplab.fidelity import TRACES, flow_metrics
+from tcplab.fidelity import TRACES, flow_metrics, sysctls_html
 from tcplab.results import RunResult, write_json_atomic, write_table_atomic
 from tcplab.runner import run as run_sim
 from tcplab.scenario import Scenario, load
@@ -333,5 +333,8 @@ def write_grid_report(res: GridResult) -> Path:
     body = [reporting.figures_html(res.out, figs, {"grid": "Goodput"}),
             "<h2 id='table'>Per point (means over the runs)</h2>", reporting.table_html(shown.reset_index()),
             "<p>Full table with intervals: <code>grid.parquet</code> / <code>grid.json</code>; every run's "
-            "metrics: <code>grid_runs.parquet</code>; kernel runs: <code>kernel/</code>.</p>"]
+            "metrics: <code>grid_runs.parquet</code>; kernel runs: <code>kernel/</code>.</p>",
+            sysctls_html(m.get("kernel_sysctls"))
+            + "<p>(From the first point's first kernel run; every point's run records its own in "
+              "<code>kernel/&lt;point&gt;/rep-&lt;r&gt;/meta.json</code>.)</p>"]
     return reporting.write_page(res.out, f"Fidelity grid: {res.grid.name}", intro, body)

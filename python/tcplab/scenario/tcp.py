@@ -158,7 +158,9 @@ class TcpOptions(Model):
                     "ssthresh in whole segments (`tcp_reno_ssthresh`, `bictcp_recalc_ssthresh`), CUBIC's "
                     "Reno-friendly alpha kept at 3(1-beta)/(1+beta) (`bictcp_update`), and BBR sets cwnd "
                     "through recovery itself, without PRR (`tcp_cong_control`, "
-                    "`bbr_set_cwnd_to_recover_or_restore`).")
+                    "`bbr_set_cwnd_to_recover_or_restore`), with its ACK-aggregation allowance "
+                    "(`bbr_update_ack_aggregation`); CUBIC's HyStart ACK-train threshold follows the "
+                    "flow's pacing (`hystart_update`, `hystart_ack_delay`).")
 
     def to_core(self) -> dict[str, Any]:
         """The core's ``TcpSpec``, with only the fields that are set."""

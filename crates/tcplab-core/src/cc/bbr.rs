@@ -10,7 +10,7 @@
 //! RTprop  = min RTT sample, refreshed when it is 10 s old
 //! BDP     = BtlBw * RTprop
 //! pacing_rate = pacing_gain * BtlBw * (1 - margin)
-//! cwnd target = cwnd_gain * BDP + 3 * send_quantum,   at least 4 packets
+//! cwnd target = cwnd_gain * BDP + extra_acked + 3 * send_quantum,   at least 4 packets
 //! ```
 //!
 //! Modes (`Mode`) and gains (pacing, cwnd):
@@ -40,7 +40,22 @@
 //! - `seed` = 0: seeds the draw of the starting phase when `cycle_start` is unset
 //!   (give each flow its own, e.g. from its RNG substream, to desynchronise flows);
 //! - `pacing_margin_percent` = 1 %: pace this much below the model (Linux
-//!   `bbr_pacing_margin_percent`; draft-00 has no margin, set 0 for it).
+//!   `bbr_pacing_margin_percent`; draft-00 has no margin, set 0 for it);
+//! - `extra_acked_gain` = unset: the gain on the ACK-aggregation allowance (Linux
+//!   `bbr_extra_acked_gain` = 1.0); unset means 1 when the sender runs with `linux_cc`
+//!   (the `linux` profile) and 0 otherwise (draft-00 has no allowance, and the other
+//!   profiles keep their earlier behaviour).
+//!
+//! **ACK aggregation** (Linux `bbr_update_ack_aggregation`, `bbr_ack_aggregation_cwnd`;
+//! `AckAggregation`). An aggregation epoch starts at an ACK that finds the data ACKed
+//! since the last epoch start no more than the bandwidth estimate predicts for that
+//! time (`expected = bw * (now - epoch_start)`, whole packets); within an epoch
+//! `extra_acked = acked_in_epoch - expected`, at most cwnd, is max-filtered in two
+//! slots of 5 round trips each (`bbr_extra_acked_win_rtts`), so the estimate covers the
+//! last 5-10 rounds. Once the pipe is full, `gain * max(extra_acked)` capped at 100 ms
+//! of the bandwidth (`bbr_extra_acked_max_us`) is added to the cwnd target before the
+//! quanta (`bbr_set_cwnd`), so the sender keeps sending through the silences between
+//! aggregated ACKs.
 //!
 //! **Sender interface.** BBR needs every ACK's `RateSample` with `prior_delivered`
 //! and `total_delivered`; bytes newly delivered = the change in `total_delivered`,
@@ -60,8 +75,11 @@
 //!
 //! Deviations from Linux:
 //! - Without `linux_cc`: no packet conservation during recovery (the sender owns
-//!   recovery). In both modes: no long-term (policer) bandwidth sampling, no ACK-aggregation (`extra_acked`)
-//!   headroom, no idle-restart handling, no app-limited marking in ProbeRTT.
+//!   recovery). In both modes: no long-term (policer) bandwidth sampling, no
+//!   idle-restart handling (Linux also restarts the aggregation epoch when a send
+//!   starts after idle, `bbr_cwnd_event`), no app-limited marking in ProbeRTT.
+//! - The aggregation estimate counts bytes where Linux counts packets (its
+//!   `expected` and the 100 ms cap are floored to whole packets here as there).
 //! - cwnd quanta follow draft-00 (3 * send_quantum, with send_quantum 1 MSS below
 //!   1.2 Mbit/s pacing, 2 MSS below 24 Mbit/s, else min(1 ms of pacing, 64 kB)); Linux
 //!   adds 3 TSO bursts, rounds up to an even packet count and adds 2 packets in the
@@ -110,11 +128,15 @@ pub struct Params {
     pub seed: u64,
     /// Pacing margin below the model, percent; default 1.
     pub pacing_margin_percent: f64,
+    /// Gain on the ACK-aggregation allowance added to the target cwnd (Linux
+    /// `bbr_extra_acked_gain`, 1.0); 0 turns it off. Default unset: 1 when the sender
+    /// runs with `linux_cc` (the `linux` profile), 0 otherwise.
+    pub extra_acked_gain: Option<f64>,
 }
 
 impl Default for Params {
     fn default() -> Self {
-        Params { cycle_start: None, seed: 0, pacing_margin_percent: 1.0 }
+        Params { cycle_start: None, seed: 0, pacing_margin_percent: 1.0, extra_acked_gain: None }
     }
 }
 
@@ -129,7 +151,77 @@ impl Params {
                 "cc 'bbr' params: pacing_margin_percent = {m}; accepted: 0 <= value < 100"
             ));
         }
+        if let Some(g) = self.extra_acked_gain.filter(|g| !(g.is_finite() && *g >= 0.0)) {
+            return Err(format!("cc 'bbr' params: extra_acked_gain = {g}; accepted: finite value >= 0"));
+        }
         Ok(())
+    }
+}
+
+/// Window of the ACK-aggregation filter, rounds: each of its two slots covers this many
+/// round trips, so the max spans the last 5-10 (Linux `bbr_extra_acked_win_rtts`).
+pub const EXTRA_ACKED_WIN_RTTS: u32 = 5;
+/// The allowance is at most this much time at the estimated bandwidth (Linux
+/// `bbr_extra_acked_max_us` = 100 ms).
+pub const EXTRA_ACKED_MAX: SimDuration = SimDuration::from_millis(100);
+/// An aggregation epoch restarts once it has counted this many packets (Linux
+/// `bbr_ack_epoch_acked_reset_thresh` = 2^20).
+pub const ACK_EPOCH_ACKED_RESET_PKTS: u64 = 1 << 20;
+
+/// Linux `bbr_update_ack_aggregation`'s state: the data ACKed beyond what the
+/// bandwidth estimate predicts since the aggregation epoch began, max-filtered over
+/// two slots of `EXTRA_ACKED_WIN_RTTS` rounds each. Bytes here, packets in Linux.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AckAggregation {
+    /// Start of the current aggregation epoch (Linux `ack_epoch_mstamp`).
+    pub epoch_start: SimTime,
+    /// Bytes (S)ACKed since the epoch began (Linux `ack_epoch_acked`).
+    pub epoch_acked: u64,
+    /// The two slots' maxima of the excess, bytes (Linux `extra_acked[2]`).
+    pub extra_acked: [u64; 2],
+    /// Rounds since the current slot was started (Linux `extra_acked_win_rtts`).
+    pub win_rtts: u32,
+    /// The slot now being filled (Linux `extra_acked_win_idx`).
+    pub win_idx: usize,
+}
+
+impl AckAggregation {
+    /// The max excess over both slots, i.e. the last 5-10 rounds (Linux
+    /// `bbr_extra_acked`), bytes.
+    pub fn extra_acked(&self) -> u64 {
+        self.extra_acked[0].max(self.extra_acked[1])
+    }
+
+    /// Linux `bbr_update_ack_aggregation` for one ACK that (S)ACKed `acked` bytes at
+    /// `now`, with `bw` the max-filtered bandwidth (bytes/s), `cwnd` the window before
+    /// this ACK and `round_start` whether this ACK began a round.
+    pub fn update(&mut self, now: SimTime, acked: u64, bw: f64, cwnd: u64, mss: u64, round_start: bool) {
+        if round_start {
+            self.win_rtts = (self.win_rtts + 1).min(0x1f);
+            if self.win_rtts >= EXTRA_ACKED_WIN_RTTS {
+                self.win_rtts = 0;
+                self.win_idx ^= 1;
+                self.extra_acked[self.win_idx] = 0;
+            }
+        }
+        // Data the estimate says should have been delivered over the epoch, in whole
+        // packets as Linux counts it (`bw * epoch_us / BW_UNIT`).
+        let mss = mss.max(1);
+        let expected_pkts = (bw * now.since(self.epoch_start).as_secs_f64() / mss as f64).floor();
+        let mut expected = (expected_pkts.min(u64::MAX as f64) as u64).saturating_mul(mss);
+        // ACKs no faster than the estimate (or a very old epoch): start a new epoch.
+        if self.epoch_acked <= expected
+            || self.epoch_acked + acked >= ACK_EPOCH_ACKED_RESET_PKTS * mss
+        {
+            self.epoch_acked = 0;
+            self.epoch_start = now;
+            expected = 0;
+        }
+        self.epoch_acked = (self.epoch_acked + acked).min((ACK_EPOCH_ACKED_RESET_PKTS - 1) * mss);
+        let extra = (self.epoch_acked - expected).min(cwnd);
+        if extra > self.extra_acked[self.win_idx] {
+            self.extra_acked[self.win_idx] = extra;
+        }
     }
 }
 
@@ -199,6 +291,8 @@ pub struct Bbr {
     init_cwnd: u64,
     mss: u64,
     rng: RngStream,
+    /// ACK-aggregation estimate (Linux `bbr_update_ack_aggregation`).
+    aggr: AckAggregation,
 }
 
 impl Bbr {
@@ -229,6 +323,7 @@ impl Bbr {
             init_cwnd: w.cwnd,
             mss: w.mss as u64,
             rng,
+            aggr: AckAggregation::default(),
         };
         // Before any RTT sample: high_gain * init_cwnd / 1 ms (Linux nominal RTT).
         b.pacing_rate = b.with_margin(HIGH_GAIN * w.cwnd as f64 / 1e-3);
@@ -250,6 +345,30 @@ impl Bbr {
 
     fn with_margin(&self, rate: f64) -> f64 {
         rate * (1.0 - self.p.pacing_margin_percent / 100.0)
+    }
+
+    /// The ACK-aggregation gain in effect: the parameter, else 1 under `linux_cc`
+    /// (Linux `bbr_extra_acked_gain` = `BBR_UNIT`) and 0 otherwise.
+    fn extra_acked_gain(&self, w: &Window) -> f64 {
+        self.p.extra_acked_gain.unwrap_or(if w.linux_cc { 1.0 } else { 0.0 })
+    }
+
+    /// Linux `bbr_ack_aggregation_cwnd`: once the pipe is full, gain * extra_acked,
+    /// at most `EXTRA_ACKED_MAX` (100 ms) of the estimated bandwidth, bytes (Linux
+    /// floors both to whole packets).
+    pub fn ack_aggregation_cwnd(&self, w: &Window, bw: f64) -> u64 {
+        let gain = self.extra_acked_gain(w);
+        if gain <= 0.0 || !self.full_bw_reached {
+            return 0;
+        }
+        let max_aggr = ((bw * EXTRA_ACKED_MAX.as_secs_f64() / self.mss as f64).floor() as u64) * self.mss;
+        let aggr = ((gain * self.aggr.extra_acked() as f64 / self.mss as f64).floor() as u64) * self.mss;
+        aggr.min(max_aggr)
+    }
+
+    /// The current ACK-aggregation estimate (for tests and traces).
+    pub fn ack_aggregation(&self) -> &AckAggregation {
+        &self.aggr
     }
 
     /// draft-00 BBR.send_quantum, bytes.
@@ -459,7 +578,8 @@ impl Bbr {
             let conserving;
             (cwnd, conserving) = self.recover_or_restore(cwnd, rs, acked, inflight_now);
             if !conserving {
-                let target = self.inflight_target(bw, self.cwnd_gain);
+                // Linux bbr_set_cwnd: bdp + the ACK-aggregation allowance + quanta.
+                let target = self.inflight_target(bw, self.cwnd_gain) + self.ack_aggregation_cwnd(w, bw);
                 if self.full_bw_reached {
                     cwnd = (cwnd + acked).min(target);
                 } else if cwnd < target || rs.total_delivered < self.init_cwnd {
@@ -489,7 +609,7 @@ impl Bbr {
             if rs.lost > 0 {
                 cwnd = cwnd.saturating_sub(rs.lost).max(self.mss);
             }
-            let target = self.inflight_target(bw, self.cwnd_gain);
+            let target = self.inflight_target(bw, self.cwnd_gain) + self.ack_aggregation_cwnd(w, bw);
             if self.full_bw_reached {
                 // Grow toward the target, or snap down to it.
                 cwnd = (cwnd + acked).min(target);
@@ -593,6 +713,12 @@ impl CongestionControl for Bbr {
         let inflight_now = rs.prior_in_flight.saturating_sub(acked.saturating_add(rs.lost));
         // Linux bbr_update_model.
         self.update_bw(rs);
+        // Linux bbr_update_ack_aggregation (skipped for nothing acked or an invalid
+        // sample, and when the allowance is off).
+        if self.extra_acked_gain(w) > 0.0 && acked > 0 && rs.interval.as_nanos() > 0 {
+            let bw = self.max_bw();
+            self.aggr.update(rs.now, acked, bw, w.cwnd, self.mss, self.round_start);
+        }
         self.update_cycle_phase(rs);
         self.check_full_bw_reached(rs);
         self.check_drain(w, rs.now, inflight_now);
@@ -629,6 +755,7 @@ impl CongestionControl for Bbr {
             ("round", self.round_count as f64),
             ("full_bw_cnt", self.full_bw_cnt as f64),
             ("cycle_idx", cycle_idx),
+            ("extra_acked_bytes", self.aggr.extra_acked() as f64),
         ]
     }
 }
@@ -653,6 +780,12 @@ fn param_info() -> Vec<ParamInfo> {
             unit: "%",
             default: d.pacing_margin_percent,
             doc: "pace this far below the bandwidth model",
+        },
+        ParamInfo {
+            name: "extra_acked_gain",
+            unit: "1",
+            default: f64::NAN,
+            doc: "gain on the ACK-aggregation allowance added to the target cwnd (Linux bbr_extra_acked_gain, bbr_update_ack_aggregation); unset = 1 with linux_cc (the linux profile), 0 otherwise",
         },
     ]
 }
@@ -944,7 +1077,9 @@ mod tests {
         // Linux bbr_set_cwnd_to_recover_or_restore. In ProbeBW at BDP 10 MSS with cwnd
         // 23 MSS, a loss: the first ACK in recovery (1 MSS acked, 1 MSS newly lost,
         // 16 MSS in flight before it) sets cwnd = inflight + acked = 14 + 1 = 15 MSS.
-        let mut d = in_probe_bw(Params::default());
+        // (The ACK-aggregation allowance is off here, so that cwnd's target stays
+        // 2 BDP + quanta; `extra_acked_*` tests cover it.)
+        let mut d = in_probe_bw(Params { extra_acked_gain: Some(0.0), ..Params::default() });
         d.w.linux_cc = true;
         let before = d.w.cwnd;
         assert_eq!(before, 23 * MSS);
@@ -991,11 +1126,110 @@ mod tests {
     }
 
     #[test]
+    fn extra_acked_follows_bbr_update_ack_aggregation() {
+        // Linux tcp_bbr.c `bbr_update_ack_aggregation`, MSS 1000, bw 100 kB/s (one
+        // packet per 10 ms), cwnd 20 packets.
+        let mut a = AckAggregation::default();
+        let (bw, cwnd) = (100_000.0, 20 * MSS);
+        let ms = |t: u64| SimTime(t * 1_000_000);
+        // A burst of 5 one-packet ACKs at t = 0: the first finds epoch_acked 0 <=
+        // expected 0 and starts the epoch; 5 packets acked, 0 expected: extra 5.
+        for _ in 0..5 {
+            a.update(ms(0), MSS, bw, cwnd, MSS, false);
+        }
+        assert_eq!((a.epoch_start, a.epoch_acked, a.extra_acked()), (ms(0), 5 * MSS, 5 * MSS));
+        // t = 20 ms: expected floor(100 kB/s * 20 ms / 1000 B) = 2 packets < 5 acked,
+        // the epoch goes on: 6 acked, extra 6 - 2 = 4; the slot keeps its max 5.
+        a.update(ms(20), MSS, bw, cwnd, MSS, false);
+        assert_eq!((a.epoch_acked, a.extra_acked()), (6 * MSS, 5 * MSS));
+        // t = 70 ms: expected 7 >= 6 acked: the ACKs fell behind the estimate, a new
+        // epoch starts at 70 ms with this ACK's packet: extra 1.
+        a.update(ms(70), MSS, bw, cwnd, MSS, false);
+        assert_eq!((a.epoch_start, a.epoch_acked, a.extra_acked()), (ms(70), MSS, 5 * MSS));
+        // extra is capped by cwnd: 8 packets at once with cwnd 3 count as 3.
+        let mut b = AckAggregation::default();
+        for _ in 0..8 {
+            b.update(ms(0), MSS, bw, 3 * MSS, MSS, false);
+        }
+        assert_eq!(b.extra_acked(), 3 * MSS);
+        // The max filter: two slots of 5 rounds. Five round starts move to slot 1
+        // (zeroed), slot 0's 5 packets still count; five more return to slot 0 and
+        // zero it, and the old burst is forgotten (quiet ACKs, 1 packet per 10 ms,
+        // add no excess: each finds the epoch behind and restarts it with extra 1).
+        let mut t = 70;
+        for round in 1..=10 {
+            t += 10;
+            a.update(ms(t), MSS, bw, cwnd, MSS, true);
+            let want = if round < 10 { 5 * MSS } else { MSS };
+            assert_eq!(a.extra_acked(), want, "round {round}");
+        }
+        assert_eq!(a.win_idx, 0);
+    }
+
+    #[test]
+    fn extra_acked_raises_the_target_cwnd_as_bbr_set_cwnd() {
+        // Linux `bbr_set_cwnd`: target = bdp + `bbr_ack_aggregation_cwnd` + quanta.
+        // The driver acknowledges each round's 10 packets in one burst, 100 ms after
+        // the last: at 100 kB/s (one packet per 10 ms) each burst begins a new epoch
+        // (10 acked <= 10 expected) and then adds 10 packets at once: extra_acked =
+        // 10 packets. In ProbeBW the target is 2 BDP + 10 + 3 quanta = 33 packets.
+        let mut d = Driver::new(Params::default(), 10);
+        d.w.linux_cc = true;
+        for _ in 0..4 {
+            d.round(10, 100_000.0, RTT);
+        }
+        assert!(matches!(d.bbr.mode(), Mode::ProbeBw { .. }));
+        assert_eq!(d.bbr.ack_aggregation().extra_acked(), 10 * MSS);
+        assert_eq!(d.bbr.ack_aggregation_cwnd(&d.w, d.bbr.max_bw()), 10 * MSS);
+        for _ in 0..4 {
+            d.round(10, 100_000.0, RTT);
+        }
+        assert_eq!(d.w.cwnd, 33 * MSS, "2 BDP + extra_acked + quanta");
+        // Without linux_cc (and no gain set) the allowance is off: 2 BDP + quanta.
+        let mut d = in_probe_bw(Params::default());
+        for _ in 0..4 {
+            d.round(10, 100_000.0, RTT);
+        }
+        assert_eq!(d.bbr.ack_aggregation().extra_acked(), 0);
+        assert_eq!(d.w.cwnd, 23 * MSS);
+        // With linux_cc and extra_acked_gain = 0, also off.
+        let mut d = Driver::new(Params { extra_acked_gain: Some(0.0), ..Params::default() }, 10);
+        d.w.linux_cc = true;
+        for _ in 0..8 {
+            d.round(10, 100_000.0, RTT);
+        }
+        assert_eq!(d.w.cwnd, 23 * MSS);
+    }
+
+    #[test]
+    fn ack_aggregation_cwnd_is_capped_by_100_ms_of_bw_and_needs_a_full_pipe() {
+        // Linux `bbr_ack_aggregation_cwnd`: min(gain * extra_acked, bw * 100 ms), in
+        // whole packets, 0 before full bandwidth is reached.
+        let mut w = Window::new(10 * MSS, u64::MAX, MSS as u32, false, 2);
+        w.linux_cc = true;
+        let bw = 100_000.0; // 100 ms of it = 10 packets
+        let mut b = Bbr::new(Params::default(), &w);
+        b.aggr.extra_acked = [25 * MSS, 3 * MSS];
+        assert_eq!(b.ack_aggregation_cwnd(&w, bw), 0, "Startup: no allowance");
+        b.full_bw_reached = true;
+        assert_eq!(b.ack_aggregation_cwnd(&w, bw), 10 * MSS, "25 capped at 10");
+        b.aggr.extra_acked = [3 * MSS, 7 * MSS];
+        assert_eq!(b.ack_aggregation_cwnd(&w, bw), 7 * MSS);
+        // Gain 0.5: 7 * 0.5 = 3.5 -> 3 packets (Linux shifts packets right by 8).
+        let mut h = Bbr::new(Params { extra_acked_gain: Some(0.5), ..Params::default() }, &w);
+        h.full_bw_reached = true;
+        h.aggr.extra_acked = [7 * MSS, 0];
+        assert_eq!(h.ack_aggregation_cwnd(&w, bw), 3 * MSS);
+    }
+
+    #[test]
     fn params_are_checked() {
         let w = Window::new(1, 1, 1, false, 2);
         let e = (ENTRY.build)(&serde_json::json!({"cycle_start": 8}), &w).err().unwrap();
         assert!(e.contains("cycle_start = 8"), "{e}");
         let e = (ENTRY.build)(&serde_json::json!({"gain": 2}), &w).err().unwrap();
         assert!(e.contains("gain"), "{e}");
+        let e = (ENTRY.build)(&serde_json::json!({"extra_acked_gain": -1}), &w).err().unwrap();
+        assert!(e.contains("extra_acked_gain = -1"), "{e}");
     }
 }

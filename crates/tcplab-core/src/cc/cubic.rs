@@ -59,8 +59,17 @@
 //! - Idle periods move the epoch start forward (Linux `CA_EVENT_TX_START`, RFC 9438
 //!   §5.8). The idle time runs from the ACK that emptied the pipe. Linux counts from the
 //!   last send, which also counts the RTT in which the last flight was outstanding.
-//! - HyStart: there is no pacing, so the ACK-train threshold is `delay_min/2` and the TSO
-//!   cushion `hystart_ack_delay` is 0. Rounds are counted in acked bytes
+//! - HyStart's ACK train (Linux `hystart_update`, `hystart_ack_delay`): with `linux_cc`
+//!   (the `linux` profile) as Linux 5.7 and later run it: the threshold is `delay_min +
+//!   hystart_ack_delay`, halved when the flow is not paced (`SK_PACING_NONE`, the
+//!   default without the fq qdisc) and whole when it is (`Window::paced`). The cushion
+//!   `hystart_ack_delay` is `min(1 ms, 4 * GSO size / sk_pacing_rate)`, 0 while the
+//!   rate is unknown; Linux keeps `sk_pacing_rate` for unpaced flows too
+//!   (`tcp_update_pacing_rate`, `Window::pacing_rate`), so an unpaced flow's threshold
+//!   is `(delay_min + cushion)/2`. The GSO size is the legacy 64 KB (`GSO_MAX_SIZE`;
+//!   Linux 6.3+ reads the device's `gso_max_size` less `MAX_TCP_HEADER + 1`); the 1 ms
+//!   cap binds below 262 MB/s of pacing either way. Without `linux_cc` the threshold
+//!   is `delay_min/2`, as before Linux 5.7 (and the HyStart paper). Rounds are counted in acked bytes
 //!   (`RoundCounter`), not in sequence numbers. RTT samples come from `on_rtt_sample`.
 //!   Linux has one per ACK; the delay test needs 8 per round, so it can only fire with a
 //!   sender that samples every ACK (the testkit does).
@@ -87,6 +96,34 @@ const DELAY_THRESH_MAX: SimDuration = SimDuration::from_millis(16);
 const DELAY_THRESH_DIVISOR: u64 = 8;
 /// Delay samples are ignored this long after an epoch starts (Linux `cubictcp_acked`).
 const DELAY_SAMPLE_HOLDOFF: SimDuration = SimDuration::from_secs(1);
+/// The GSO size in `hystart_ack_delay`: Linux's legacy `GSO_MAX_SIZE` (64 KB).
+const HYSTART_GSO_BYTES: u64 = 65_536;
+/// Cap of `hystart_ack_delay` (Linux `USEC_PER_MSEC`).
+const HYSTART_ACK_DELAY_MAX: SimDuration = SimDuration::from_millis(1);
+
+/// Linux `hystart_ack_delay`: a cushion for TSO/GRO aggregation, `min(1 ms, 4 *
+/// GSO_MAX_SIZE / sk_pacing_rate)` in whole microseconds; 0 when there is no rate.
+/// `pacing_rate` in bytes/s, `u64::MAX` when unknown (Linux `~0UL`).
+pub fn hystart_ack_delay(pacing_rate: u64) -> SimDuration {
+    if pacing_rate == 0 {
+        return SimDuration(0);
+    }
+    let us = (HYSTART_GSO_BYTES as u128 * 4 * 1_000_000 / pacing_rate as u128) as u64;
+    SimDuration::from_micros(us).min(HYSTART_ACK_DELAY_MAX)
+}
+
+/// The ACK-train threshold of Linux `hystart_update`: ACKs closely spaced for longer
+/// than this since the round began end slow start. With `linux_cc` (Linux 5.7+):
+/// `delay_min + hystart_ack_delay`, halved unless the flow is paced. Without:
+/// `delay_min/2` (Linux before 5.7).
+pub fn hystart_ack_train_threshold(delay_min: SimDuration, w: &Window) -> SimDuration {
+    if !w.linux_cc {
+        return SimDuration(delay_min.0 / 2);
+    }
+    let t = delay_min + hystart_ack_delay(w.pacing_rate);
+    if w.paced { t } else { SimDuration(t.0 / 2) }
+}
+
 /// RFC 9406 §4.3: RTT samples per round before a decision.
 const N_RTT_SAMPLE: u32 = 8;
 /// RFC 9406 §4.3: CSS grows cwnd this many times slower than slow start.
@@ -232,12 +269,14 @@ impl HyStart {
         delay: SimDuration,
         delay_min: SimDuration,
         ack_delta: SimDuration,
+        train_threshold: SimDuration,
     ) -> bool {
-        // ACK train: closely spaced ACKs spanning more than delay_min/2 (no pacing).
+        // ACK train: closely spaced ACKs spanning more than `train_threshold`
+        // (`hystart_ack_train_threshold`).
         if now.since(self.last_ack) <= ack_delta {
             self.last_ack = now;
             let round_start = self.round_start.unwrap_or(now);
-            if now.since(round_start) > SimDuration(delay_min.0 / 2) {
+            if now.since(round_start) > train_threshold {
                 self.found = true;
             }
         }
@@ -409,7 +448,8 @@ impl Cubic {
                 }
                 if let (Some(delay), Some(delay_min)) = (sample, self.delay_min) {
                     let ack_delta = SimDuration::from_micros(self.p.hystart_ack_delta_us);
-                    if h.on_sample(now, delay, delay_min, ack_delta) {
+                    let threshold = hystart_ack_train_threshold(delay_min, w);
+                    if h.on_sample(now, delay, delay_min, ack_delta, threshold) {
                         w.ssthresh = w.cwnd;
                     }
                 }
@@ -859,6 +899,68 @@ mod tests {
         }
         assert_eq!(acks, 27);
         assert_eq!(t.w.ssthresh, 58 * MSS as u64);
+    }
+
+    #[test]
+    fn hystart_ack_delay_and_threshold_follow_linux_hystart_update() {
+        // Linux tcp_cubic.c `hystart_ack_delay`: min(1 ms, GSO_MAX_SIZE * 4 / rate)
+        // in whole microseconds, 0 without a rate. 1 GB/s: 65536 * 4 / 1e9 s =
+        // 262.144 us -> 262 us; 10 MB/s: 26.2 ms -> capped at 1 ms; rate unknown
+        // (~0): 0.
+        assert_eq!(hystart_ack_delay(1_000_000_000), SimDuration::from_micros(262));
+        assert_eq!(hystart_ack_delay(10_000_000), SimDuration::from_millis(1));
+        assert_eq!(hystart_ack_delay(u64::MAX), SimDuration(0));
+        assert_eq!(hystart_ack_delay(0), SimDuration(0));
+        // `hystart_update`'s threshold, delay_min = 100 ms at 1 GB/s:
+        let mut w = Window::new(16 * MSS as u64, u64::MAX, MSS, true, 2);
+        w.pacing_rate = 1_000_000_000;
+        let dmin = SimDuration::from_millis(100);
+        // before Linux 5.7 (no linux_cc): delay_min/2 = 50 ms;
+        assert_eq!(hystart_ack_train_threshold(dmin, &w), SimDuration::from_millis(50));
+        // unpaced (SK_PACING_NONE): (100 ms + 262 us) >> 1 = 50.131 ms;
+        w.linux_cc = true;
+        assert_eq!(hystart_ack_train_threshold(dmin, &w), SimDuration::from_micros(50_131));
+        // paced (fq or internal pacing): not halved, 100.262 ms.
+        w.paced = true;
+        assert_eq!(hystart_ack_train_threshold(dmin, &w), SimDuration::from_micros(100_262));
+    }
+
+    /// The ACK-train exit of `hystart_update` in round 2 with delay_min = 10 ms and
+    /// ACKs 0.5 ms apart (within hystart_ack_delta_us = 2 ms); returns the exit cwnd in
+    /// segments. Round 1 takes cwnd 16 -> 32; the train fires at the first ACK whose
+    /// distance from the round's first ACK, (k-1) * 0.5 ms, exceeds the threshold,
+    /// before that ACK's growth: ssthresh = 32 + (k-1).
+    fn ack_train_exit(linux_cc: bool, paced: bool, pacing_rate: u64) -> u64 {
+        let mut t = cubic(Params::default(), 16, false);
+        t.w.linux_cc = linux_cc;
+        t.w.paced = paced;
+        t.w.pacing_rate = pacing_rate;
+        t.rtt = SimDuration::from_millis(10);
+        t.round_trip_all();
+        t.fill();
+        t.advance(t.rtt);
+        let mut acks = 0;
+        while t.w.ssthresh == u64::MAX && acks < 32 {
+            if acks > 0 {
+                t.advance(SimDuration::from_micros(500));
+            }
+            t.ack_n(1);
+            acks += 1;
+        }
+        t.w.ssthresh / MSS as u64
+    }
+
+    #[test]
+    fn hystart_ack_train_unpaced_halves_and_paced_does_not() {
+        // Pacing rate 10 MB/s: hystart_ack_delay = 1 ms (the cap).
+        // Before Linux 5.7: threshold 10/2 = 5 ms, first exceeded at 5.5 ms (k-1 = 11).
+        assert_eq!(ack_train_exit(false, false, 10_000_000), 43);
+        // Linux 5.7+, unpaced: (10 + 1)/2 = 5.5 ms, first exceeded at 6 ms (k-1 = 12).
+        assert_eq!(ack_train_exit(true, false, 10_000_000), 44);
+        // Rate unknown (no RTT sample yet at the sender): no cushion, 5 ms as before.
+        assert_eq!(ack_train_exit(true, false, u64::MAX), 43);
+        // Paced: 10 + 1 = 11 ms, first exceeded at 11.5 ms (k-1 = 23).
+        assert_eq!(ack_train_exit(true, true, 10_000_000), 55);
     }
 
     #[test]

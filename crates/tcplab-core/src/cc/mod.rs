@@ -66,11 +66,31 @@ pub struct Window {
     /// The sender runs with `TcpConfig::linux_cc`: algorithms follow the Linux
     /// module where it departs from the RFC (set by the sender; false in `new`).
     pub linux_cc: bool,
+    /// The sender paces this flow (Linux `sk_pacing_status` is not `SK_PACING_NONE`:
+    /// the congestion control's own rate, internal pacing). Set by the sender; false
+    /// in `new`.
+    pub paced: bool,
+    /// The socket's pacing rate, bytes/s, as Linux keeps it for every flow, paced or
+    /// not (`sk_pacing_rate`: the CC's own rate, else `tcp_update_pacing_rate`'s 200 %
+    /// (slow start below ssthresh/2) or 120 % of cwnd/SRTT). `u64::MAX` until known
+    /// (Linux starts at `~0UL`). Kept by the sender under `linux_cc` (CUBIC's HyStart
+    /// reads it, `hystart_ack_delay`).
+    pub pacing_rate: u64,
 }
 
 impl Window {
     pub fn new(cwnd: u64, ssthresh: u64, mss: u32, byte_counting: bool, abc_limit: u32) -> Self {
-        Window { cwnd, ssthresh, mss, byte_counting, abc_limit, bytes_acked: 0, linux_cc: false }
+        Window {
+            cwnd,
+            ssthresh,
+            mss,
+            byte_counting,
+            abc_limit,
+            bytes_acked: 0,
+            linux_cc: false,
+            paced: false,
+            pacing_rate: u64::MAX,
+        }
     }
     pub fn in_slow_start(&self) -> bool {
         self.cwnd < self.ssthresh

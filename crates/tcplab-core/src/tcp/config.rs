@@ -11,7 +11,9 @@
 //!   RTO), window reductions computed from cwnd (`tcp_reno_ssthresh` = cwnd/2), no
 //!   initial ssthresh bound, congestion controls as the Linux modules compute them
 //!   (`linux_cc`: whole-segment ssthresh, CUBIC's constant Reno-friendly alpha, BBR's
-//!   own recovery window). ECN is not requested (`tcp_ecn = 2`: accepted when asked).
+//!   own recovery window and its ACK-aggregation allowance `bbr_update_ack_aggregation`,
+//!   CUBIC's HyStart ACK-train threshold as `hystart_update` sets it for an unpaced or
+//!   a paced flow). ECN is not requested (`tcp_ecn = 2`: accepted when asked).
 //!   Timestamps on (`tcp_timestamps = 1`): 12 option bytes in every segment (52-byte
 //!   headers), so MSS 1448 at MTU 1500 (`tcp_mss_to_mtu`), RTT samples as
 //!   `tcp_ack_update_rtt` takes them (the ACKed segment's own time first, the echoed
@@ -191,7 +193,10 @@ pub struct TcpConfig {
     /// `bictcp_recalc_ssthresh` work in packets); CUBIC keeps its Reno-friendly
     /// alpha = 3(1-beta)/(1+beta) (`bictcp_update`; RFC 9438 §4.3 switches to 1); a CC
     /// with its own `cong_control` (BBR) sets cwnd during recovery itself, without PRR
-    /// (`tcp_cong_control`, `bbr_set_cwnd_to_recover_or_restore`).
+    /// (`tcp_cong_control`, `bbr_set_cwnd_to_recover_or_restore`) and adds its
+    /// ACK-aggregation allowance (`bbr_update_ack_aggregation`); CUBIC's HyStart takes
+    /// Linux 5.7+'s ACK-train threshold (`hystart_update`, `hystart_ack_delay`), from
+    /// the pacing rate the sender keeps as `tcp_update_pacing_rate` does.
     #[serde(default)]
     pub linux_cc: bool,
 }
@@ -244,7 +249,7 @@ pub const DEFAULT_PROFILE: &str = "linux";
 /// One-line descriptions for `tcplab list`.
 pub fn profile_description(name: &str) -> &'static str {
     match name {
-        "linux" => "Linux 6.x: timestamps (MSS 1448, 52 B headers), IW10, initial RTO 1 s, Linux RTT estimator (RTO >= SRTT + 200 ms), delayed ACK 2 segments with quick-ACK mode and adaptive ato from 40 ms, ABC, SACK + D-SACK, RACK-TLP, F-RTO (tcp_frto = 2), PRR, reductions from cwnd, Linux CC modules' arithmetic",
+        "linux" => "Linux 6.x: timestamps (MSS 1448, 52 B headers), IW10, initial RTO 1 s, Linux RTT estimator (RTO >= SRTT + 200 ms), delayed ACK 2 segments with quick-ACK mode and adaptive ato from 40 ms, ABC, SACK + D-SACK, RACK-TLP, F-RTO (tcp_frto = 2), PRR, reductions from cwnd, Linux CC modules' arithmetic (BBR's extra_acked, HyStart by pacing)",
         "linux-2.6" => "Linux 2.6.2x-2.6.35 (seeds 001, 003; before PRR, RACK, IW10 and the 1 s initial RTO): IW per RFC 3390 (3 segments at MSS 1460), initial RTO 3 s (RFC 2988), RFC 6298 RTO >= 200 ms, delayed ACK 40 ms/2 segments, ABC, SACK/RFC 6675, Limited Transmit",
         "ns2-sack" => "ns-2 Agent/TCP/Sack1 as in seed 000: IW3, initial RTO 3 s, min RTO 1 s, per-ACK growth, no delayed ACK, SACK",
         "reference" => "seed 004 reference TCP: IW1, RFC 2581 + NewReno (RFC 2582), 200 ms delayed ACK, no SACK",

@@ -250,6 +250,9 @@ impl TcpSender {
         let ssthresh = cbi_ssthresh.or(cfg.initial_ssthresh).unwrap_or(u64::MAX);
         let mut w = Window::new(cfg.iw.bytes(mss), ssthresh, mss, cfg.byte_counting, cfg.abc_limit);
         w.linux_cc = cfg.linux_cc;
+        // The sender paces whenever the CC gives a rate (Linux internal pacing,
+        // `SK_PACING_NEEDED`); otherwise the flow is unpaced (`SK_PACING_NONE`).
+        w.paced = cc.pacing_rate().is_some();
         let rtt = RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto);
         let mut scoreboard = cfg.sack.then(|| Scoreboard::new(mss, cfg.dupack_threshold));
         let rack = (cfg.rack && cfg.sack).then(Rack::default);
@@ -614,6 +617,9 @@ impl TcpSender {
             self.cc.on_rate_sample(&mut self.w, &rs);
             self.w.cwnd = self.w.cwnd.max(self.cfg.mss as u64);
         }
+        if self.cfg.linux_cc {
+            self.update_pacing_rate();
+        }
         self.try_send(now, out);
         self.frto_send_new = false;
         if self.all_acked() {
@@ -758,6 +764,24 @@ impl TcpSender {
             self.try_send(now, out);
             self.schedule_loss_probe(now, out);
         }
+    }
+
+    /// The socket's pacing rate after an ACK (`Window::pacing_rate`): the CC's own when
+    /// it has one (BBR sets `sk_pacing_rate`), otherwise Linux `tcp_update_pacing_rate`
+    /// (called at the end of `tcp_cong_control` for every flow, paced or not):
+    /// `max(cwnd, packets_out) / SRTT` times 200 % while cwnd < ssthresh/2
+    /// (`tcp_pacing_ss_ratio`), else 120 % (`tcp_pacing_ca_ratio`); unknown (`~0`)
+    /// before an RTT sample.
+    fn update_pacing_rate(&mut self) {
+        self.w.pacing_rate = match (self.cc.pacing_rate(), self.rtt.srtt()) {
+            (Some(r), _) => r.0 / 8,
+            (None, Some(srtt)) if srtt.as_nanos() > 0 => {
+                let ratio = if self.w.cwnd < self.w.ssthresh / 2 { 2.0 } else { 1.2 };
+                let bytes = self.w.cwnd.max(self.snd_max - self.snd_una) as f64;
+                (ratio * bytes / srtt.as_secs_f64()).min(u64::MAX as f64) as u64
+            }
+            (None, _) => u64::MAX,
+        };
     }
 
     /// When the CC paces and the next segment may not leave yet, arms the pacing timer
@@ -1526,6 +1550,52 @@ mod tests {
         let rto = s.on_timer(gen, at, out).expect("the RTO fires");
         assert_eq!((rto.seq, s.ca_state(), s.w.cwnd), (1, CaState::Loss, 1448));
         (s, at)
+    }
+
+    /// Linux `tcp_update_pacing_rate`, kept for every flow under `linux_cc` (CUBIC's
+    /// HyStart reads it, `hystart_ack_delay`): `max(cwnd, packets_out) / SRTT` at 200 %
+    /// while cwnd < ssthresh/2. The `linux` profile's IW10 leaves at 1 ms; the ACK of
+    /// the first segment at 41 ms grows cwnd to 11 segments (15928 B > 13032 B
+    /// outstanding), so the rate is 2 * 15928 B / SRTT.
+    #[test]
+    fn linux_keeps_the_pacing_rate_of_tcp_update_pacing_rate() {
+        let mut out = Outbox::default();
+        let cfg = TcpConfig::profile("linux").unwrap();
+        let mut s = TcpSender::new(cfg, Box::new(Reno), Some(1_000_000), None);
+        assert!(!s.w.paced, "Reno does not pace: SK_PACING_NONE");
+        assert_eq!(s.w.pacing_rate, u64::MAX, "unknown before an ACK (~0UL)");
+        s.open(SimTime(0), &mut out);
+        let synack = TcpHeader { ack: 1, flags: FLAG_SYN | FLAG_ACK, wnd: 1 << 30, ..Default::default() };
+        s.on_ack(&synack, SimTime(1_000_000), &mut out);
+        s.on_ack(&TcpHeader { ack: 1449, flags: FLAG_ACK, wnd: 1 << 30, ts_ecr: 1_000_001, ..Default::default() },
+                 SimTime(41_000_000), &mut out);
+        assert_eq!(s.w.cwnd, 11 * 1448);
+        // SRTT = 1 ms (the SYN's sample) + (40 ms - 1 ms) / 8 = 5.875 ms
+        // (`tcp_rtt_estimator`), so 2 * 15928 B / 5.875 ms = 5,422,297 B/s.
+        assert_eq!(s.rtt.srtt(), Some(SimDuration(5_875_000)));
+        assert_eq!(s.w.pacing_rate, 5_422_297);
+        // In congestion avoidance (cwnd >= ssthresh/2) the ratio is 120 %.
+        s.w.ssthresh = 20 * 1448;
+        s.on_ack(&TcpHeader { ack: 2897, flags: FLAG_ACK, wnd: 1 << 30, ts_ecr: 1_000_001, ..Default::default() },
+                 SimTime(42_000_000), &mut out);
+        let srtt = s.rtt.srtt().unwrap();
+        assert_eq!(s.w.pacing_rate, (1.2 * s.w.cwnd as f64 / srtt.as_secs_f64()) as u64);
+        // A paced CC gives its own rate (BBR sets sk_pacing_rate) and the flow is paced.
+        let cc = Box::new(Paced(Reno, Rate(8_000_000)));
+        let mut p = TcpSender::new(TcpConfig::profile("linux").unwrap(), cc, Some(100_000), None);
+        assert!(p.w.paced);
+        p.open(SimTime(0), &mut out);
+        p.on_ack(&synack, SimTime(1_000_000), &mut out);
+        p.on_ack(&TcpHeader { ack: 1449, flags: FLAG_ACK, wnd: 1 << 30, ts_ecr: 1_000_001, ..Default::default() },
+                 SimTime(41_000_000), &mut out);
+        assert_eq!(p.w.pacing_rate, 1_000_000, "8 Mbit/s = 1 MB/s");
+        // Without linux_cc (linux-2.6) the sender keeps no rate.
+        let mut o = TcpSender::new(TcpConfig::profile("linux-2.6").unwrap(), Box::new(Reno), Some(100_000), None);
+        o.open(SimTime(0), &mut out);
+        o.on_ack(&synack, SimTime(1_000_000), &mut out);
+        o.on_ack(&TcpHeader { ack: 1461, flags: FLAG_ACK, wnd: 1 << 30, ..Default::default() },
+                 SimTime(41_000_000), &mut out);
+        assert_eq!(o.w.pacing_rate, u64::MAX);
     }
 
     fn sack_ack(ack: u64, blocks: &[(u64, u64)], ts_ecr: u64) -> TcpHeader {
