@@ -128,3 +128,32 @@ fn bbr_conserves_the_pipe_not_flight_size_in_start_up_recovery() {
     assert!(retx <= 100, "linux_cc BBR retransmitted {retx} in start-up");
     assert!(goodput > 8e6, "goodput {goodput} bit/s");
 }
+
+/// The `linux` profile's first slow start with CUBIC on the loss grid's path (10 Mbit/s,
+/// 20 ms one way, 50-packet drop-tail, 1 ms access; docs/validation.md) ends by
+/// HyStart before the queue overflows. The kernel (Linux 6.18, 10 runs through the
+/// emulator) leaves slow start at cwnd = ssthresh = 61 segments, 0.21 s after the
+/// handshake, in every run. It does so because its receiver ACKs every segment while
+/// its window grows (`tcp_grow_window`, `quick |= 1`), so the ACKs come 1.2 ms apart,
+/// inside HyStart's 2 ms ACK-train spacing; delayed ACKs two segments apart (2.4 ms)
+/// never form a train. Tolerance: 55-65 segments, about one ACK-train threshold
+/// (22 ms of ACKs, ~18 segments) less a third either way; without the receiver's
+/// quick ACKs the exit was 161 segments with 116 retransmissions.
+#[test]
+fn linux_cubic_leaves_slow_start_by_the_ack_train_like_the_kernel() {
+    use common::{dumbbell, run, scenario, tcp_flow, MS, S};
+    use serde_json::json;
+    let mut topo = dumbbell(1, 10_000_000, 20, 50, 1);
+    topo["sender_access"] = json!({"rate": 100_000_000u64, "delay": MS});
+    topo["receiver_access"] = json!({"rate": 100_000_000u64, "delay": MS});
+    let mut flow = tcp_flow("s0", "d0", None, json!({"profile": "linux"}));
+    flow["cc"] = json!({"name": "cubic"});
+    let sc = scenario(topo, vec![flow], json!({"duration": 2 * S, "record": {"cwnd": true}}));
+    let r = run(&sc, 0);
+    let c = &r.series.cwnd;
+    let first = c.ssthresh_bytes.iter().position(|s| s.is_some()).expect("slow start ends");
+    let exit = c.ssthresh_bytes[first].unwrap() / 1448;
+    assert!((55..=65).contains(&exit), "HyStart exit at {exit} segments (kernel: 61)");
+    assert!((0.18..0.25).contains(&c.t_s[first]), "exit at {} s (kernel: 0.21 s)", c.t_s[first]);
+    assert_eq!(r.flows.retransmits[0], 0, "no loss in the first 2 s");
+}
