@@ -119,10 +119,11 @@ def test_same_seed_same_digest_other_seed_other_starts() -> None:
 
 def test_linux_bbr_digest_pins_the_ack_aggregation_allowance() -> None:
     # The loss grid's 1 % point with BBR on the `linux` profile, seed 0. The
-    # allowance (bbr_update_ack_aggregation, on with linux_cc) changes the trace;
-    # extra_acked_gain = 0 gives the digest the model gave before it, and CUBIC's trace
-    # is the one it had before HyStart's threshold followed the pacing state (no ACK
-    # train reaches either threshold here). Pinned so that a change is deliberate.
+    # allowance (bbr_update_ack_aggregation, on with linux_cc) changes the trace, and
+    # extra_acked_gain = 0 takes it out. Digests with the receiver's window-growth
+    # quick ACKs (tcp/quickack.rs); before them: c04a63cae453eb93 (allowance),
+    # 719cf7a3b6c2ab96 (without), 8b7178e6c4bd123d (CUBIC). Pinned so that a change
+    # is deliberate.
     from tcplab.scenario import load
     from tcplab.scenario.tcp import CcOptions
 
@@ -132,9 +133,9 @@ def test_linux_bbr_digest_pins_the_ack_aggregation_allowance() -> None:
         cc = CcOptions(name=name, params=params) if params else CcOptions(name=name)
         return str(tcplab.run(sc.model_copy(update={"cc": cc}), seed=0).meta["digest"])
 
-    assert digest("bbr") == "c04a63cae453eb93"
-    assert digest("bbr", extra_acked_gain=0.0) == "719cf7a3b6c2ab96"  # before the allowance
-    assert digest("cubic") == "8b7178e6c4bd123d"  # as before
+    assert digest("bbr") == "52e473d7c8852265"
+    assert digest("bbr", extra_acked_gain=0.0) == "b88439530cd2880d"  # without the allowance
+    assert digest("cubic") == "a0799360a2257c69"
 
 
 def test_write_and_read_back(tmp_path: Path) -> None:
