@@ -121,8 +121,9 @@ class TcpOptions(Model):
     delack_timeout: Optional[Time] = _knob("delack_timeout", "Delayed-ACK timer.")
     delack_segments: Optional[int] = _knob("delack_segments", "Full-sized segments that force an ACK.", ge=1)
     quickack: Optional[bool] = _knob(
-        "quickack", "Linux receiver ACK timing: quick-ACK mode (tcp_incr_quickack) and adaptive delayed-ACK "
-                    "timeout (tcp_event_data_recv).")
+        "quickack", "Linux receiver ACK timing: quick-ACK mode (tcp_incr_quickack), adaptive delayed-ACK "
+                    "timeout (tcp_event_data_recv), and an immediate ACK for each segment that grows the "
+                    "receive window (tcp_grow_window, with receive-buffer autotuning).")
     daass: Optional[bool] = _knob("daass", "No delayed ACKs during slow start (RFC 2760 §5.1).")
     rcv_buffer: Optional[Size] = _knob("rcv_buffer", "Receiver buffer, advertised as the window.", ge=1)
     window_scaling: Optional[bool] = _knob(
