@@ -288,7 +288,7 @@ impl TcpReceiver {
             let mut quick = false;
             if let Some(a) = self.linux_ack.as_mut() {
                 if hdr.len > 0 {
-                    let ooo_reach = self.ooo.last().map_or(0, |o| o.end - self.rcv_nxt);
+                    let ooo_reach = self.ooo.last().map_or(0, |o| o.end.saturating_sub(self.rcv_nxt));
                     a.on_data(hdr.len as u64, now, self.delivered, self.ooo_bytes, ooo_reach);
                 }
                 quick = a.in_quickack_mode();
