@@ -46,7 +46,7 @@
 use super::{arrive_event, Event, Simulation};
 use crate::net::link::Link;
 use crate::net::packet::{Ecn, LinkId, PacketRef};
-use crate::net::queue::{DropCause, QueueConfig, QueueDisc, Verdict};
+use crate::net::queue::{DropCause, QueueConfig, QueueDisc};
 use crate::time::SimTime;
 
 /// Whether a link built from queue `q` can take the fixed-rate path: drop-tail or RED
@@ -92,71 +92,65 @@ impl Simulation {
         if departure_first {
             self.fixed_sync(l, SimTime(now.0 + 1));
         }
-        let pool = &mut self.pool;
         let link = &mut self.links[l as usize];
         link.account(now);
         // Drop-tail and RED hash no flows: no flow key.
-        match link.enqueue(now, pkt, || 0) {
-            Verdict::Dropped(cause) => {
-                link.record_drop(cause);
-                self.on_drop(l, pkt, cause, now);
-            }
-            Verdict::Enqueued => {
-                link.stats.enq_pkts += 1;
-                link.stats.enq_bytes += pkt.size as u64;
-                self.rec.enqueue(now, l, pkt, pool);
-                let mut pkt = pkt;
-                if link.marks_ecn {
-                    // RED marks the copy it stores; the packet carries the mark from here.
-                    if let Some(q) = link.queue.last_enqueued().filter(|q| q.ecn() == Ecn::Ce) {
-                        let p = pool.get_mut(q.id);
-                        if p.ecn != Ecn::Ce {
-                            p.ecn = Ecn::Ce;
-                            link.stats.ce_marks += 1;
-                        }
-                        pkt = q;
-                    }
+        let verdict = link.enqueue(now, pkt, || 0);
+        if !self.book_verdict(l, pkt, verdict, now) {
+            return;
+        }
+        let pool = &mut self.pool;
+        let link = &mut self.links[l as usize];
+        let mut pkt = pkt;
+        if link.marks_ecn {
+            // RED marks the copy it stores; the packet carries the mark from here.
+            if let Some(q) = link.queue.last_enqueued().filter(|q| q.ecn() == Ecn::Ce) {
+                let p = pool.get_mut(q.id);
+                if p.ecn != Ecn::Ce {
+                    p.ecn = Ecn::Ce;
+                    link.stats.ce_marks += 1;
                 }
-                let idle = link.in_service.is_none();
-                let start = if idle {
-                    // The transmitter takes it at once (the queue held nothing else).
-                    let q = link.dequeue(now).expect("the packet just accepted");
-                    debug_assert_eq!(q.id, pkt.id);
-                    link.svc_end = link.start_tx(q, now);
-                    now
-                } else {
-                    link.tx_end
-                };
-                let end = start + link.rate.tx_time(pkt.size);
-                link.tx_end = end;
-                self.rec.transmit(start, l, pkt, pool);
-                let lost = match link.error.as_mut() {
-                    Some(e) => e.is_lost(start, end, pkt.size),
-                    None => false,
-                };
-                if lost {
-                    if link.corrupt.is_empty() {
-                        self.sched.schedule(end, Event::Corrupt(l));
-                    }
-                    link.corrupt.push_back((end, pkt));
-                } else {
-                    let arrive = end + link.delay;
-                    let first = link.pipe.is_empty();
-                    link.pipe.push_back((arrive, pkt));
-                    if first {
-                        let ev = arrive_event(&self.routes, l, link.to, pkt);
-                        if idle {
-                            // Serialization plus propagation: a few values per link.
-                            self.sched.schedule_after(arrive - now, ev);
-                        } else {
-                            self.sched.schedule(arrive, ev);
-                        }
-                    }
-                }
-                link.note_occupancy_max();
-                self.trace_queue(l, now);
+                pkt = q;
             }
         }
+        let idle = link.in_service.is_none();
+        let start = if idle {
+            // The transmitter takes it at once (the queue held nothing else).
+            let q = link.dequeue(now).expect("the packet just accepted");
+            debug_assert_eq!(q.id, pkt.id);
+            link.svc_end = link.start_tx(q, now);
+            now
+        } else {
+            link.tx_end
+        };
+        let end = start + link.rate.tx_time(pkt.size);
+        link.tx_end = end;
+        self.rec.transmit(start, l, pkt, pool);
+        let lost = match link.error.as_mut() {
+            Some(e) => e.is_lost(start, end, pkt.size),
+            None => false,
+        };
+        if lost {
+            if link.corrupt.is_empty() {
+                self.sched.schedule(end, Event::Corrupt(l));
+            }
+            link.corrupt.push_back((end, pkt));
+        } else {
+            let arrive = end + link.delay;
+            let first = link.pipe.is_empty();
+            link.pipe.push_back((arrive, pkt));
+            if first {
+                let ev = arrive_event(&self.routes, l, link.to, pkt);
+                if idle {
+                    // Serialization plus propagation: a few values per link.
+                    self.sched.schedule_after(arrive - now, ev);
+                } else {
+                    self.sched.schedule(arrive, ev);
+                }
+            }
+        }
+        link.note_occupancy_max();
+        self.trace_queue(l, now);
     }
 
     /// Replays fixed-rate link `l`'s departures before `before` (the general path's

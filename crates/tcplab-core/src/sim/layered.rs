@@ -15,7 +15,7 @@ use super::{Event, Simulation};
 use crate::net::link::Link;
 use crate::net::linklayer::{LinkContext, LlOutput};
 use crate::net::packet::{LinkFrameKind, LinkId, PacketId, PacketRef, Transport};
-use crate::net::queue::{DropCause, EnqueueCtx, Fifo, Verdict};
+use crate::net::queue::{DropCause, EnqueueCtx, Fifo};
 use crate::net::topology::Graph;
 use crate::scenario::{default_queue, FlowSpec, Scenario};
 use crate::time::SimTime;
@@ -141,25 +141,16 @@ impl Simulation {
             }
             None => link.enqueue(now, pkt, || 0),
         };
-        match verdict {
-            Verdict::Dropped(cause) => {
-                link.record_drop(cause);
-                self.on_drop(l, pkt, cause, now);
-            }
-            Verdict::Enqueued => {
-                link.stats.enq_pkts += 1;
-                link.stats.enq_bytes += size as u64;
-                self.rec.enqueue(now, l, pkt, &self.pool);
-                if link.ll.is_none() {
-                    if let Some(mac) = link.mac.as_mut() {
-                        mac.on_enqueue(now, size);
-                    }
+        if self.book_verdict(l, pkt, verdict, now) {
+            let link = &mut self.links[l as usize];
+            if link.ll.is_none() {
+                if let Some(mac) = link.mac.as_mut() {
+                    mac.on_enqueue(now, size);
                 }
-                self.feed(l, now);
-                let link = &mut self.links[l as usize];
-                link.note_occupancy_max();
-                self.trace_queue(l, now);
             }
+            self.feed(l, now);
+            self.links[l as usize].note_occupancy_max();
+            self.trace_queue(l, now);
         }
     }
 

@@ -847,23 +847,34 @@ impl Simulation {
             let p = pool.get(pkt.id);
             (p.flow << 1) | (p.src > p.dst) as u32
         });
+        if self.book_verdict(l, pkt, verdict, now) {
+            if self.links[l as usize].in_service.is_none() {
+                self.start_next_tx(l, now);
+            }
+            self.links[l as usize].note_occupancy_max();
+            self.trace_queue(l, now);
+        }
+        self.flush_aqm_drops(l, now);
+    }
+
+    /// Books a queue's verdict on `pkt` offered to link `l` (every link path): a drop
+    /// is counted and handled, an acceptance counted and recorded. True when accepted.
+    #[inline(always)]
+    fn book_verdict(&mut self, l: LinkId, pkt: PacketRef, verdict: Verdict, now: SimTime) -> bool {
+        let link = &mut self.links[l as usize];
         match verdict {
             Verdict::Dropped(cause) => {
                 link.record_drop(cause);
                 self.on_drop(l, pkt, cause, now);
+                false
             }
             Verdict::Enqueued => {
                 link.stats.enq_pkts += 1;
                 link.stats.enq_bytes += pkt.size as u64;
-                self.rec.enqueue(now, l, pkt, pool);
-                if link.in_service.is_none() {
-                    self.start_next_tx(l, now);
-                }
-                self.links[l as usize].note_occupancy_max();
-                self.trace_queue(l, now);
+                self.rec.enqueue(now, l, pkt, &self.pool);
+                true
             }
         }
-        self.flush_aqm_drops(l, now);
     }
 
     /// Takes the link's next packet from its queue and starts serializing it. A CE
