@@ -121,9 +121,11 @@ def test_linux_bbr_digest_pins_the_ack_aggregation_allowance() -> None:
     # The loss grid's 1 % point with BBR on the `linux` profile, seed 0. The
     # allowance (bbr_update_ack_aggregation, on with linux_cc) changes the trace, and
     # extra_acked_gain = 0 takes it out. Digests with the receiver's window-growth
-    # quick ACKs (tcp/quickack.rs); before them: c04a63cae453eb93 (allowance),
-    # 719cf7a3b6c2ab96 (without), 8b7178e6c4bd123d (CUBIC). Pinned so that a change
-    # is deliberate.
+    # quick ACKs (tcp/quickack.rs) and the recovery that restarts on the ACK ending
+    # the last one (tcp/sender.rs, Linux tcp_fastretrans_alert steps D and E). Before
+    # the quick ACKs: c04a63cae453eb93 (allowance), 719cf7a3b6c2ab96 (without),
+    # 8b7178e6c4bd123d (CUBIC); before the restart: 52e473d7c8852265 and
+    # b88439530cd2880d (CUBIC's did not change). Pinned so that a change is deliberate.
     from tcplab.scenario import load
     from tcplab.scenario.tcp import CcOptions
 
@@ -133,8 +135,8 @@ def test_linux_bbr_digest_pins_the_ack_aggregation_allowance() -> None:
         cc = CcOptions(name=name, params=params) if params else CcOptions(name=name)
         return str(tcplab.run(sc.model_copy(update={"cc": cc}), seed=0).meta["digest"])
 
-    assert digest("bbr") == "52e473d7c8852265"
-    assert digest("bbr", extra_acked_gain=0.0) == "b88439530cd2880d"  # without the allowance
+    assert digest("bbr") == "62592942e688a128"
+    assert digest("bbr", extra_acked_gain=0.0) == "1cc454c1e7bc304e"  # without the allowance
     assert digest("cubic") == "a0799360a2257c69"
 
 

@@ -417,9 +417,16 @@ impl Bbr {
     }
 
     /// Linux `bbr_save_cwnd` (note Linux sets ProbeRTT mode before saving).
-    fn save_cwnd(&mut self, cwnd: u64) {
+    fn save_cwnd(&mut self, cwnd: u64, linux_cc: bool) {
         let in_probe_rtt = matches!(self.mode, Mode::ProbeRtt { .. });
-        if self.ca_state == CaState::Open && !in_probe_rtt {
+        // Linux tests `prev_ca_state`, the state at the last cwnd update: a recovery
+        // that ends and restarts on one ACK keeps the larger saved cwnd.
+        let open = if linux_cc {
+            !matches!(self.prev_ca_state, CaState::Recovery | CaState::Loss)
+        } else {
+            self.ca_state == CaState::Open
+        };
+        if open && !in_probe_rtt {
             self.prior_cwnd = cwnd;
         } else {
             self.prior_cwnd = self.prior_cwnd.max(cwnd);
@@ -501,7 +508,7 @@ impl Bbr {
         }
         if expired && !matches!(self.mode, Mode::ProbeRtt { .. }) {
             self.mode = Mode::ProbeRtt { done_at: None, round_done: false };
-            self.save_cwnd(w.cwnd.max(self.open_cwnd));
+            self.save_cwnd(w.cwnd.max(self.open_cwnd), w.linux_cc);
         }
         if let Mode::ProbeRtt { done_at, round_done } = self.mode {
             match done_at {
@@ -661,7 +668,7 @@ impl CongestionControl for Bbr {
         }
         if to != CaState::Open {
             // Linux bbr_ssthresh -> bbr_save_cwnd, before the state changes.
-            self.save_cwnd(w.cwnd.max(if from == CaState::Open { self.open_cwnd } else { 0 }));
+            self.save_cwnd(w.cwnd.max(if from == CaState::Open { self.open_cwnd } else { 0 }), w.linux_cc);
         }
         if w.linux_cc {
             // Rounds, conservation and the restore happen at the next cwnd update

@@ -585,7 +585,16 @@ impl TcpSender {
             if self.rack.is_some() && self.rack_recovery_due() {
                 self.enter_recovery(now, out);
             }
+            let ca_before = self.ca;
             self.on_new_ack(acked, prior_in_flight, now, out);
+            if ca_before != CaState::Open && self.ca == CaState::Open && self.rack_recovery_due() {
+                // Linux `tcp_fastretrans_alert` ends the episode (step D) and then,
+                // on the same ACK, looks for losses again (step E:
+                // `tcp_identify_packet_loss`, `tcp_time_to_recover`): what RACK
+                // already deems lost starts the next recovery at once, so the CC
+                // (BBR's `prev_ca_state`) never sees the connection open between them.
+                self.enter_recovery(now, out);
+            }
         } else if ack == self.snd_una && hdr.len == 0 && self.flight_size() > 0 {
             let is_dup = self.scoreboard.is_none() || sack_new;
             self.linux_frto_ack(false, orig, sacked, is_dup, now);
@@ -1740,5 +1749,47 @@ mod tests {
         s.on_ack(&ack(11, true), SimTime(3_000_000), &mut out);
         assert_eq!(s.stats().ecn_reductions, 2);
         assert_eq!(s.ca_state(), CaState::Cwr);
+    }
+
+    #[test]
+    fn linux_reenters_recovery_on_the_ack_that_ends_the_last_one() {
+        // Linux `tcp_fastretrans_alert`: step D ends a recovery when snd_una reaches
+        // high_seq, step E then runs `tcp_identify_packet_loss` and
+        // `tcp_time_to_recover` on the same ACK, so what RACK deems lost starts the
+        // next recovery at once and the CC never sees the connection open.
+        // linux profile (IW10, MSS 1448, RACK, PRR), Reno. Segments 1..10 leave at
+        // 1 ms; at 50 ms the first is lost and 2..10 are SACKed: recovery, PRR sends
+        // the retransmission and new data N1.. at 50 ms. At 100 ms the cumulative ACK
+        // reaches high_seq (the end of the 10th segment) and SACKs N2.., not N1: RACK
+        // deems N1 lost (sent with N2, before it; reo_wnd 0 in recovery).
+        use crate::net::packet::SackBlock;
+        let cfg = TcpConfig::profile("linux").unwrap();
+        let mss = cfg.mss as u64;
+        let mut out = Outbox::default();
+        let mut s = TcpSender::new(cfg, Box::new(Reno), Some(1_000_000), None);
+        s.open(SimTime(0), &mut out);
+        out.clear();
+        let synack = TcpHeader { ack: 1, flags: FLAG_SYN | FLAG_ACK, wnd: 1 << 30, ..Default::default() };
+        s.on_ack(&synack, SimTime(1_000_000), &mut out);
+        assert_eq!(out.segments.len(), 10);
+        let high_seq = 1 + 10 * mss;
+        let sacks = |a: u64, b: u64| {
+            let mut h = TcpHeader { ack: 0, flags: FLAG_ACK, wnd: 1 << 30, nsack: 1, ..Default::default() };
+            h.sack[0] = SackBlock { start: a, end: b };
+            h
+        };
+        out.clear();
+        let mut first = sacks(1 + mss, high_seq);
+        first.ack = 1;
+        s.on_ack(&first, SimTime(50_000_000), &mut out);
+        assert_eq!((s.ca_state(), s.stats().fast_retransmits), (CaState::Recovery, 1));
+        let new: Vec<u64> = out.segments.iter().map(|x| x.hdr.seq).filter(|&q| q >= high_seq).collect();
+        assert!(new.len() >= 2 && new[0] == high_seq, "PRR sends new data in recovery: {new:?}");
+        out.clear();
+        let mut ends = sacks(high_seq + mss, high_seq + new.len() as u64 * mss);
+        ends.ack = high_seq;
+        s.on_ack(&ends, SimTime(100_000_000), &mut out);
+        assert_eq!((s.ca_state(), s.stats().fast_retransmits), (CaState::Recovery, 2), "the next recovery starts on this ACK");
+        assert!(out.segments.iter().any(|x| x.hdr.seq == high_seq), "N1 is retransmitted");
     }
 }
