@@ -125,7 +125,10 @@ def test_linux_bbr_digest_pins_the_ack_aggregation_allowance() -> None:
     # the last one (tcp/sender.rs, Linux tcp_fastretrans_alert steps D and E). Before
     # the quick ACKs: c04a63cae453eb93 (allowance), 719cf7a3b6c2ab96 (without),
     # 8b7178e6c4bd123d (CUBIC); before the restart: 52e473d7c8852265 and
-    # b88439530cd2880d (CUBIC's did not change). Pinned so that a change is deliberate.
+    # b88439530cd2880d (CUBIC's did not change); before the receiver offered Linux's
+    # window (tcp/quickack.rs, tcp_select_window) and RACK's recovery stopped waiting for
+    # a timeout's high_seq: 62592942e688a128, 1cc454c1e7bc304e and a0799360a2257c69.
+    # Pinned so that a change is deliberate.
     from tcplab.scenario import load
     from tcplab.scenario.tcp import CcOptions
 
@@ -135,9 +138,9 @@ def test_linux_bbr_digest_pins_the_ack_aggregation_allowance() -> None:
         cc = CcOptions(name=name, params=params) if params else CcOptions(name=name)
         return str(tcplab.run(sc.model_copy(update={"cc": cc}), seed=0).meta["digest"])
 
-    assert digest("bbr") == "62592942e688a128"
-    assert digest("bbr", extra_acked_gain=0.0) == "1cc454c1e7bc304e"  # without the allowance
-    assert digest("cubic") == "a0799360a2257c69"
+    assert digest("bbr") == "586ab7473b61896f"
+    assert digest("bbr", extra_acked_gain=0.0) == "f5cfc29415d5359f"  # without the allowance
+    assert digest("cubic") == "390caa4b648bf6bb"
 
 
 def test_write_and_read_back(tmp_path: Path) -> None:

@@ -93,8 +93,11 @@ fn golden_digest_linux() {
 /// are each ACKed): `GOLDEN_LINUX_BEFORE_DEFAULTS` pins the earlier digest with those
 /// set back by hand. 100ec8640115fe94 until the receiver modelled `tcp_grow_window`'s
 /// `quick |= 1` with receive-buffer autotuning (`tcp/quickack.rs`): the window's first
-/// 18 segments and every later growth are ACKed at once.
-const GOLDEN_LINUX: &str = "b29cbd17b6ee8c99";
+/// 18 segments and every later growth are ACKed at once. b29cbd17b6ee8c99 until the
+/// receiver offered Linux's window (`tcp_select_window`, `rcv_ssthresh` from the
+/// SYN-ACK's 65,160 bytes, the 157/256 scaling ratio, growth on out-of-order segments)
+/// and RACK's recovery stopped waiting for the last timeout's high_seq.
+const GOLDEN_LINUX: &str = "ccd15441c1c7ad70";
 
 /// The `linux` flow with timestamps, F-RTO and quick-ACK off, and MSS 1460 with
 /// 40-byte headers, gives the digest the profile gave before they became its

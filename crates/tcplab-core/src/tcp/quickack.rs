@@ -28,8 +28,9 @@
 //! the largest segment seen (`tcp_initialize_rcv_mss`, `tcp_measure_rcv_mss`).
 //!
 //! - **The window's growth sets quick-ACK** (`tcp_grow_window`): `rcv_ssthresh` starts
-//!   at `TCP_DEFAULT_INIT_RCVWND` = 10 segments (`tcp_select_initial_window`). Each
-//!   in-order segment of 128 bytes or more, while `room` = min(`window_clamp`,
+//!   at the SYN-ACK's window, 65,160 bytes (`tcp_select_initial_window`: half the
+//!   128 KB buffer, in whole segments; Linux 6.18 measured: 70,952 after two
+//!   segments). Each in-order segment of 128 bytes or more, while `room` = min(`window_clamp`,
 //!   `tcp_space`) - `rcv_ssthresh` is positive, adds min(room, max(2 advmss, 2 len)) and
 //!   sets `quick |= 1`: while the window grows, every segment is ACKed at once. In slow
 //!   start that halves the ACK spacing, which is what lets CUBIC's HyStart ACK train
@@ -41,21 +42,33 @@
 //!   (`copied`) exceed the previous measurement (`space`), rcvwin = 2 copied + 4 copied
 //!   (copied - space) / space, plus the bytes from rcv_nxt to the end of the
 //!   out-of-order queue, and the buffer becomes max(buffer, min(2 rcvwin, `tcp_rmem[2]`
-//!   = 6 MB)). `window_clamp` = buffer / 2 (`tcp_win_from_space`); `tcp_space` = (buffer
-//!   - the out-of-order queue's memory) / 2. The application reads every in-order byte
-//!   at once, so only out-of-order data occupies the buffer.
+//!   = 6 MB)). `window_clamp` = the buffer's window (`tcp_win_from_space`); `tcp_space`
+//!   = the window of the buffer less the out-of-order queue's memory. The application
+//!   reads every in-order byte at once, so only out-of-order data occupies the buffer.
+//! - **Out-of-order segments grow the window too** (`tcp_data_queue_ofo` calls
+//!   `tcp_grow_window` on SACK connections): during a long recovery on a path with a
+//!   large buffer the window keeps growing; with a small buffer the queue's memory
+//!   leaves no room and the right edge stays put, so the sender stops
+//!   (`tcp_select_window`, next).
+//! - **The offered window** (`tcp_select_window`): the free space, at most
+//!   `rcv_ssthresh`, rounded up to the window scale's unit (2^7); its right edge never
+//!   moves back. Free space under half the buffer's window ends quick-ACK mode.
+//!   Quick-ACK mode's length divides this offered window by 2 `rcv_mss`
+//!   (`tcp_incr_quickack`); Linux's zero window (free space under 1/16 of the buffer or
+//!   one MSS) is left out.
 //!
-//! Choices of tcplab's, named: window bytes are half of buffer bytes both ways
-//! (`scaling_ratio` = 128/256, the `TCP_DEFAULT_SCALING_RATIO` of Linux 6.5; Linux
-//! then measures len/truesize, about 0.55 for 1448-byte segments in 2 KB buffers);
+//! Choices of tcplab's, named: window bytes are 157/256 of buffer bytes both ways
+//! once data arrives (`scaling_ratio`: Linux measures len/truesize per segment; on the
+//! emulator's path Linux 6.18 showed 157/256 at the start, 80,480 of 131,072, and
+//! about 0.52 at 6 MB later); the SYN-ACK's window uses the default 128/256
+//! (`TCP_DEFAULT_SCALING_RATIO`);
 //! the receiver's RTT for autotuning is its handshake sample (Linux refines it from
 //! timestamps, `tcp_rcv_rtt_measure_ts`, so its RTT includes queueing); the window
 //! never exceeds the profile's advertised window (`rcv_buffer`).
 //!
 //! Left out: SACK compression (`tcp_sack_compress`: past the third duplicate ACK for
-//! one rcv_nxt, out-of-order ACKs are held up to min(RTT/20, 1 ms)); the window's
-//! growth on out-of-order segments (`tcp_data_queue_ofo`, which does not set quick);
-//! ping-pong (interactive) mode, which a one-way transfer never enters.
+//! one rcv_nxt, out-of-order ACKs are held up to min(RTT/20, 1 ms)); ping-pong
+//! (interactive) mode, which a one-way transfer never enters.
 
 use crate::time::{SimDuration, SimTime};
 
@@ -67,21 +80,44 @@ const DELACK_MAX_MS: u64 = 200;
 const RTO_MIN_MS: u64 = 200;
 /// `TCP_MSS_DEFAULT`.
 const MSS_DEFAULT: u64 = 536;
-/// `TCP_DEFAULT_INIT_RCVWND`, segments.
+/// `TCP_INIT_CWND`, segments: the first autotuning measurement is at most this many
+/// (`tcp_init_buffer_space`).
 const INIT_RCVWND: u64 = 10;
 /// `tcp_rmem[1]`: the receive buffer a connection starts with, bytes.
 const RMEM_DEFAULT: u64 = 131_072;
 /// `tcp_rmem[2]`: the largest buffer autotuning gives, bytes.
 const RMEM_MAX: u64 = 6_291_456;
 
-/// `tcp_win_from_space` with `scaling_ratio` = 1/2 (see the module doc).
+/// `rcv_wscale`: the smallest shift that lets `tcp_rmem[2]` fit the 16-bit window field
+/// (`tcp_select_initial_window`); advertised windows are whole multiples of 2^7 bytes.
+const RCV_WSCALE: u32 = 7;
+
+/// `TCP_DEFAULT_SCALING_RATIO`, in 1/256: the ratio of window to buffer bytes before
+/// the receiver has measured a segment (the SYN-ACK's window).
+const DEFAULT_SCALING_RATIO: u64 = 128;
+/// `scaling_ratio` once segments arrive (`tcp_measure_rcv_mss`: len / truesize, in
+/// 1/256): 157 is what Linux 6.18 measured on the emulator's path for 1448-byte
+/// segments (its first window clamp, 80,480 of a 131,072-byte buffer); a choice of
+/// tcplab's, since the ratio depends on the driver's buffers (module doc).
+const SCALING_RATIO: u64 = 157;
+
+/// `tcp_win_from_space` with `scaling_ratio` = 157/256.
 fn win_from_space(space: u64) -> u64 {
-    space / 2
+    space * SCALING_RATIO / 256
 }
 
 /// `tcp_space_from_win`, its inverse.
 fn space_from_win(win: u64) -> u64 {
-    win * 2
+    (win * 256).div_ceil(SCALING_RATIO)
+}
+
+/// The SYN-ACK's window (`tcp_select_initial_window`): the starting buffer's window at
+/// the default ratio, rounded down to whole segments, at most 65,535 (a SYN's window
+/// is not scaled). 131,072 / 2 = 65,536 gives 45 segments of 1448, 65,160 bytes.
+fn initial_offer(advmss: u64, max_wnd: u64) -> u64 {
+    let space = (RMEM_DEFAULT * DEFAULT_SCALING_RATIO / 256).min(max_wnd);
+    let w = if space > advmss { space / advmss * advmss } else { space };
+    w.min(65_535)
 }
 
 /// Linux receiver ACK state of one connection.
@@ -95,6 +131,10 @@ pub struct LinuxAckTiming {
     quick: u32,
     /// `rcv_ssthresh`: the window the receiver lets grow (bytes).
     rcv_wnd: u64,
+    /// Linux `rcv_wnd` and `rcv_wup`: the window last offered (bytes) and the rcv_nxt
+    /// it was offered from, so its right edge is `offered_from + offered`.
+    offered: u64,
+    offered_from: u64,
     max_wnd: u64,
     /// `sk_rcvbuf`, bytes.
     rcvbuf: u64,
@@ -124,7 +164,9 @@ impl LinuxAckTiming {
             ato: 0,
             lrcvtime_ms: 0,
             quick: 0,
-            rcv_wnd: (INIT_RCVWND * advmss).min(max_wnd),
+            rcv_wnd: initial_offer(advmss, max_wnd),
+            offered: initial_offer(advmss, max_wnd),
+            offered_from: 1,
             max_wnd,
             rcvbuf: RMEM_DEFAULT,
             // tcp_init_buffer_space: min(rcv_ssthresh, rcv_wnd, TCP_INIT_CWND * advmss).
@@ -161,7 +203,8 @@ impl LinuxAckTiming {
 
     /// `tcp_incr_quickack`.
     fn incr_quickack(&mut self, max: u32) {
-        let mut q = (self.rcv_wnd / (2 * self.rcv_mss)) as u32;
+        // Linux divides the window last offered (`tp->rcv_wnd`), not rcv_ssthresh.
+        let mut q = (self.offered / (2 * self.rcv_mss)) as u32;
         if q == 0 {
             q = 2;
         }
@@ -206,6 +249,14 @@ impl LinuxAckTiming {
         self.space_adjust(now_ms, delivered, ooo_reach);
     }
 
+    /// An out-of-order segment of `len` bytes was queued, after which `ooo_bytes` wait
+    /// out of order (`tcp_data_queue_ofo`, SACK connections): the window grows as for
+    /// an in-order segment, whatever its length, while the buffer, less the
+    /// out-of-order queue's memory, has room.
+    pub fn on_out_of_order(&mut self, len: u64, ooo_bytes: u64) {
+        self.grow_window(len, ooo_bytes);
+    }
+
     /// `tcp_grow_window`: the window grows while the buffer has room, and every
     /// segment that grows it asks for an immediate ACK.
     fn grow_window(&mut self, len: u64, ooo_bytes: u64) {
@@ -237,6 +288,36 @@ impl LinuxAckTiming {
         }
         self.space_seq = delivered;
         self.space_time_ms = now_ms;
+    }
+
+    /// The SYN-ACK's window (`tcp_select_initial_window`): the starting buffer's
+    /// window, rounded down to whole segments, at most 65,535 (a SYN's window is not
+    /// scaled); `rcv_nxt` is the sequence number after the SYN.
+    pub fn initial_window(&mut self, rcv_nxt: u64) -> u64 {
+        self.offered = initial_offer(self.advmss, self.max_wnd);
+        self.offered_from = rcv_nxt;
+        self.offered
+    }
+
+    /// The window an ACK offers (`tcp_select_window`, `__tcp_select_window`): the
+    /// buffer's free space (`tcp_space`: the out-of-order queue's memory taken out),
+    /// at most `rcv_ssthresh`, rounded up to the window scale's unit; never less than
+    /// what the last offer still leaves (the right edge does not move back). Free
+    /// space under half the buffer's window ends quick-ACK mode (`icsk_ack.quick = 0`).
+    /// Left out: the zero window Linux offers when the free space is under 1/16 of the
+    /// buffer or one MSS.
+    pub fn select_window(&mut self, rcv_nxt: u64, ooo_bytes: u64) -> u64 {
+        let full = win_from_space(self.rcvbuf).min(self.max_wnd);
+        let free = win_from_space(self.rcvbuf.saturating_sub(space_from_win(ooo_bytes)));
+        if free < full / 2 {
+            self.quick = 0;
+        }
+        let unit = 1u64 << RCV_WSCALE;
+        let new = free.min(self.rcv_wnd).div_ceil(unit) * unit;
+        let left = (self.offered_from + self.offered).saturating_sub(rcv_nxt);
+        self.offered = new.max(left).min(self.max_wnd);
+        self.offered_from = rcv_nxt;
+        self.offered
     }
 
     /// `sk_rcvbuf`, bytes.
@@ -293,37 +374,48 @@ mod tests {
         SimTime(ms * 1_000_000)
     }
 
-    /// `tcp_event_data_recv` on the first segment: `tcp_incr_quickack(16)` with
-    /// rcv_wnd = 10 * 1448 (`TCP_DEFAULT_INIT_RCVWND`) and rcv_mss = 1448 (measured
-    /// from the segment first): 14480 / 2896 = 5 quick ACKs; ato = 40 ms. Each ACK
-    /// sent lowers `quick`; the fifth leaves quick-ACK mode.
+    /// `tcp_event_data_recv` on the first segment: `tcp_incr_quickack(16)` divides the
+    /// window offered in the SYN-ACK (65,160 = 45 * 1448) by 2 rcv_mss (1448, measured
+    /// from the segment first): min(22, 16) = 16; the segment also grows rcv_ssthresh
+    /// (65,160 < the clamp 131,072 * 157 / 256 = 80,384), so `quick |= 1` makes it 17;
+    /// ato = 40 ms. Each ACK sent lowers `quick`; the 17th leaves quick-ACK mode. With
+    /// a 20,000-byte window the SYN-ACK offers 13 segments (18,824 bytes): 18,824 / 2896
+    /// = 6 quick ACKs, 7 with the growth to the 20,000 clamp.
     #[test]
-    fn first_segment_quickacks_follow_rcv_wnd_over_2_rcv_mss() {
+    fn first_segment_quickacks_follow_the_offered_window_over_2_rcv_mss() {
         let mut a = LinuxAckTiming::new(1448, 6 << 20, SimDuration::from_millis(40));
+        assert_eq!(a.initial_window(1), 65_160);
         a.on_rtt_sample(SimDuration::from_millis(40));
         a.on_data(1448, t(100), 0, 0, 0);
-        assert_eq!((a.quick(), a.ato()), (5, SimDuration::from_millis(40)));
-        for left in (0..5).rev() {
+        assert_eq!((a.quick(), a.ato(), a.rcv_ssthresh()), (17, SimDuration::from_millis(40), 65_160 + 2896));
+        for left in (0..17).rev() {
             assert!(a.in_quickack_mode());
             a.on_ack_sent();
             assert_eq!(a.quick(), left);
         }
         assert!(!a.in_quickack_mode());
-        // The window grew 2 * 1448 per segment: after 6 more, rcv_wnd = 14480 +
-        // 7 * 2896 = 34752, so a duplicate (tcp_enter_quickack_mode(16)) gives
-        // min(34752 / 2896, 16) = 12.
-        for k in 0..6 {
-            a.on_data(1448, t(101 + k), 0, 0, 0);
-        }
-        a.enter_quickack_mode(TCP_MAX_QUICKACKS);
-        assert_eq!(a.quick(), 12);
-        // Much later the bound is TCP_MAX_QUICKACKS.
-        for k in 0..100 {
-            a.on_data(1448, t(200 + k), 0, 0, 0);
-        }
-        a.quick = 0;
-        a.enter_quickack_mode(TCP_MAX_QUICKACKS);
-        assert_eq!(a.quick(), 16);
+        let mut small = LinuxAckTiming::new(1448, 20_000, SimDuration::from_millis(40));
+        assert_eq!(small.initial_window(1), 18_824);
+        small.on_data(1448, t(100), 0, 0, 0);
+        assert_eq!((small.quick(), small.rcv_ssthresh()), (7, 20_000));
+    }
+
+    /// `tcp_select_window`: the offer is min(free space, rcv_ssthresh) rounded up to
+    /// 128 bytes, and the right edge never moves back. From rcv_nxt 1 the SYN-ACK
+    /// offered 65,160. After one segment rcv_ssthresh is 68,056: offered 68,096 from
+    /// rcv_nxt 1449 (right edge 69,545). With 45,000 bytes out of order (73,376 of
+    /// buffer) the free space is (131,072 - 73,376) * 157 / 256 = 35,383 < 80,384 / 2:
+    /// quick-ACK mode ends, and the offer is what the last one leaves, 69,545 - 1449.
+    #[test]
+    fn the_offered_window_follows_rcv_ssthresh_and_never_retreats() {
+        let mut a = LinuxAckTiming::new(1448, 6 << 20, SimDuration::from_millis(40));
+        assert_eq!(a.initial_window(1), 65_160);
+        a.on_data(1448, t(100), 1448, 0, 0);
+        assert_eq!(a.select_window(1449, 0), 68_096);
+        assert!(a.in_quickack_mode());
+        assert_eq!(a.select_window(1449, 45_000), 68_096);
+        assert_eq!(a.quick(), 0);
+        assert_eq!(a.select_window(1449 + 1448, 45_000), 68_096 - 1448);
     }
 
     /// `tcp_event_data_recv`'s ato rules, by hand. SRTT 40 ms gives the receiver's
@@ -349,36 +441,36 @@ mod tests {
         a.on_delack_timer();
         a.on_delack_timer();
         assert_eq!(a.ato(), SimDuration::from_millis(240));
-        // A silence longer than the RTO (300 ms > 240 ms) re-enters quick-ACK mode.
-        assert_eq!(a.quick(), 5);
+        // A silence longer than the RTO (300 ms > 240 ms) re-enters quick-ACK mode
+        // (the first segment's 17 were never spent here).
+        assert_eq!(a.quick(), 17);
         a.quick = 0;
         a.on_data(1448, t(340), 0, 0, 0);
         assert!(a.quick() > 0);
     }
 
-    /// `tcp_grow_window`: rcv_ssthresh starts at 10 * 1448 = 14480 and grows 2 * 1448
-    /// per segment while it is below min(window_clamp, tcp_space) = 131072 / 2 = 65536:
-    /// 17 segments take it to 14480 + 17 * 2896 = 63712, the 18th adds the last 1824.
-    /// Each growing segment sets `quick |= 1`, so the 5 quick ACKs of the first segment
-    /// never run out while the window grows (5 -> ack -> 4 -> |1 -> 5 ...); after
-    /// the window stops, the 4 left are spent and the receiver delays again.
+    /// `tcp_grow_window`: rcv_ssthresh starts at the SYN-ACK's 65,160 and grows 2 * 1448
+    /// per segment while it is below min(window_clamp, tcp_space) = 131,072 * 157 / 256
+    /// = 80,384: 5 segments take it to 65,160 + 5 * 2896 = 79,640, the 6th adds the last
+    /// 744. Each growing segment sets `quick |= 1`, so the first segment's quick ACKs
+    /// never run out while the window grows (17 -> ack -> 16 -> |1 -> 17 ...); after
+    /// the window stops, the 16 left are spent and the receiver delays again.
     #[test]
     fn window_growth_keeps_quickack_until_the_buffer_is_reached() {
         let mut a = LinuxAckTiming::new(1448, 6 << 20, SimDuration::from_millis(40));
         a.on_rtt_sample(SimDuration::from_millis(40));
-        for k in 1..=17u64 {
+        for k in 1..=5u64 {
             a.on_data(1448, t(100 + k), 0, 0, 0);
             assert!(a.in_quickack_mode(), "segment {k}");
             a.on_ack_sent();
         }
-        assert_eq!(a.rcv_ssthresh(), 14480 + 17 * 2896);
-        a.on_data(1448, t(118), 0, 0, 0);
-        assert_eq!(a.rcv_ssthresh(), 65536);
-        assert_eq!(a.quick(), 5);
+        assert_eq!(a.rcv_ssthresh(), 65_160 + 5 * 2896);
+        a.on_data(1448, t(106), 0, 0, 0);
+        assert_eq!((a.rcv_ssthresh(), a.quick()), (80_384, 17));
         a.on_ack_sent();
-        for k in 0..4u64 {
-            a.on_data(1448, t(119 + k), 0, 0, 0);
-            assert_eq!(a.rcv_ssthresh(), 65536);
+        for k in 0..16u64 {
+            a.on_data(1448, t(107 + k), 0, 0, 0);
+            assert_eq!(a.rcv_ssthresh(), 80_384);
             assert!(a.in_quickack_mode());
             a.on_ack_sent();
         }
@@ -386,25 +478,31 @@ mod tests {
         assert!(!a.in_quickack_mode());
     }
 
-    /// Out-of-order data occupies the buffer: with 20000 bytes held (40000 of buffer
-    /// at truesize = 2 * len), tcp_space = (131072 - 40000) / 2 = 45536 caps the growth.
+    /// Out-of-order data occupies the buffer at truesize = len * 256 / 157: 5000 bytes
+    /// held take 8153, so tcp_space = (131,072 - 8153) * 157 / 256 = 75,383 caps the
+    /// growth below the clamp (80,384): 65,160 + 3 * 2896 = 73,848, then 1535 more.
+    /// Segments that arrive out of order grow the window the same way
+    /// (`tcp_data_queue_ofo`).
     #[test]
     fn out_of_order_memory_limits_the_growth() {
         let mut a = LinuxAckTiming::new(1448, 6 << 20, SimDuration::from_millis(40));
         a.on_rtt_sample(SimDuration::from_millis(40));
         for k in 0..30u64 {
-            a.on_data(1448, t(100 + k), 0, 20_000, 30_000);
+            a.on_data(1448, t(100 + k), 0, 5_000, 30_000);
         }
-        assert_eq!(a.rcv_ssthresh(), 45536);
+        assert_eq!(a.rcv_ssthresh(), 75_383);
+        let mut b = LinuxAckTiming::new(1448, 6 << 20, SimDuration::from_millis(40));
+        b.on_out_of_order(1448, 1448);
+        assert_eq!(b.rcv_ssthresh(), 65_160 + 2896);
     }
 
     /// `tcp_rcv_space_adjust` / `tcp_rcvbuf_grow`, by hand, receiver RTT 40 ms. The
     /// first segment (t = 0) opens the measurement with space = 14480. At t = 40 ms,
     /// 28960 bytes were delivered: rcvwin = 2 * 28960 = 57920, plus the slow-start term
     /// 2 * 57920 * (28960 - 14480) / 14480 = 115840, = 173760; the buffer becomes
-    /// 2 * 173760 = 347520 and the window may grow to 173760. A smaller RTT's worth
-    /// (20000 <= 28960) changes nothing; the buffer never exceeds tcp_rmem[2]; the
-    /// window follows it one segment at a time.
+    /// 173760 * 256 / 157 = 283,329 (rounded up) and the window may grow to 173760. A
+    /// smaller RTT's worth (20000 <= 28960) changes nothing; the buffer never exceeds
+    /// tcp_rmem[2]; the window follows it one segment at a time.
     #[test]
     fn autotuning_follows_tcp_rcvbuf_grow() {
         let mut a = LinuxAckTiming::new(1448, 6 << 20, SimDuration::from_millis(40));
@@ -414,15 +512,15 @@ mod tests {
         a.on_data(1448, t(39), 20_000, 0, 0); // within the RTT: no measurement
         assert_eq!(a.rcvbuf(), 131_072);
         a.on_data(1448, t(40), 28_960, 0, 0);
-        assert_eq!(a.rcvbuf(), 347_520);
+        assert_eq!(a.rcvbuf(), 283_329);
         a.on_data(1448, t(80), 48_960, 0, 0);
-        assert_eq!(a.rcvbuf(), 347_520);
+        assert_eq!(a.rcvbuf(), 283_329);
         a.on_data(1448, t(120), 48_960 + 4_000_000, 0, 0);
         assert_eq!(a.rcvbuf(), RMEM_MAX);
-        // The window follows at 2 * 1448 per segment: 14480 + 205 * 2896 after 205.
+        // The window follows at 2 * 1448 per segment: 65160 + 205 * 2896 after 205.
         for k in 0..200u64 {
             a.on_data(1448, t(121 + k), 0, 0, 0);
         }
-        assert_eq!(a.rcv_ssthresh(), 14480 + 205 * 2896);
+        assert_eq!(a.rcv_ssthresh(), 65_160 + 205 * 2896);
     }
 }

@@ -318,6 +318,9 @@ impl TcpReceiver {
             // Out of order: buffer, ACK immediately with SACK (RFC 5681 §4.2, RFC 2018 §4).
             let blk = self.insert_ooo(SackBlock { start, end });
             self.note_recent(blk);
+            if let (Some(a), true) = (self.linux_ack.as_mut(), self.sack) {
+                a.on_out_of_order(hdr.len as u64, self.ooo_bytes);
+            }
             self.send_ack(FLAG_ACK, out);
         }
         arrival
@@ -427,6 +430,13 @@ impl TcpReceiver {
             }
             self.quick_acks = self.quick_acks.saturating_sub(1);
         }
+        // The window is chosen as the header is built (Linux `tcp_select_window` in
+        // `__tcp_transmit_skb`), before the ACK counts against quick-ACK mode.
+        let wnd = match self.linux_ack.as_mut() {
+            Some(a) if flags & FLAG_SYN != 0 => a.initial_window(self.rcv_nxt),
+            Some(a) => a.select_window(self.rcv_nxt, self.ooo_bytes),
+            None => self.adv_window.saturating_sub(self.ooo_bytes),
+        };
         if flags & FLAG_SYN == 0 {
             if let Some(a) = self.linux_ack.as_mut() {
                 a.on_ack_sent();
@@ -441,7 +451,7 @@ impl TcpReceiver {
             ack: self.rcv_nxt,
             len: 0,
             flags,
-            wnd: self.adv_window.saturating_sub(self.ooo_bytes),
+            wnd,
             ts_ecr: self.ts_recent,
             ..Default::default()
         };

@@ -674,12 +674,14 @@ impl TcpSender {
     }
 
     /// RACK says fast recovery should start (Linux `tcp_time_to_recover` with RACK:
-    /// something is deemed lost).
+    /// something is deemed lost). Linux does not wait for snd_una to pass the last
+    /// episode's high_seq (RFC 6675's RecoveryPoint) first: after a timeout it undid,
+    /// the losses RACK marks again start a recovery at once.
     fn rack_recovery_due(&self) -> bool {
         self.rack.is_some()
             && matches!(self.ca, CaState::Open | CaState::Cwr)
             && self.frto == Frto::Off
-            && self.scoreboard.as_ref().is_some_and(|sb| sb.lost_bytes() > 0 && sb.may_enter_recovery())
+            && self.scoreboard.as_ref().is_some_and(|sb| sb.lost_bytes() > 0 && !sb.in_recovery())
     }
 
     /// The RACK reordering timer event of generation `gen` (RFC 8985 §6.3, Linux
@@ -1791,5 +1793,42 @@ mod tests {
         s.on_ack(&ends, SimTime(100_000_000), &mut out);
         assert_eq!((s.ca_state(), s.stats().fast_retransmits), (CaState::Recovery, 2), "the next recovery starts on this ACK");
         assert!(out.segments.iter().any(|x| x.hdr.seq == high_seq), "N1 is retransmitted");
+    }
+
+    #[test]
+    fn linux_recovers_at_once_after_an_undone_timeout() {
+        // Linux `tcp_time_to_recover` asks only whether something is marked lost; it
+        // does not wait for snd_una to pass the timeout's high_seq (RFC 6675's
+        // RecoveryPoint). linux profile (timestamps, RACK), Reno: segments 1..10 leave
+        // at 1 ms; the RTO fires and retransmits the first; the original's ACK (its TSval
+        // echoed) proves the timeout spurious (Eifel, RFC 3522): Open, snd_una 1449 still
+        // below the timeout's snd_max. The next ACK SACKs segments 4..10: RACK deems 2
+        // and 3 lost (sent before a delivered segment, reo_wnd 0 with 3 SACKed), and
+        // recovery starts on that ACK. Before, the sender waited in Open for the next
+        // timeout.
+        use crate::net::packet::SackBlock;
+        let cfg = TcpConfig::profile("linux").unwrap();
+        let mss = cfg.mss as u64;
+        let mut out = Outbox::default();
+        let mut s = TcpSender::new(cfg, Box::new(Reno), Some(1_000_000), None);
+        s.open(SimTime(0), &mut out);
+        out.clear();
+        let synack = TcpHeader { ack: 1, flags: FLAG_SYN | FLAG_ACK, wnd: 1 << 30, ..Default::default() };
+        s.on_ack(&synack, SimTime(1_000_000), &mut out);
+        assert_eq!(out.segments.len(), 10);
+        let original_ts = out.segments[0].hdr.ts_val;
+        let (_, fired_at, _) = *out.timers.iter().rev().find(|x| x.0 == TimerKind::Rto).unwrap();
+        let rto = fire_rto(&mut s, &mut out);
+        assert_eq!((rto.seq, s.ca_state()), (1, CaState::Loss));
+        let late = SimTime(fired_at.0 + 10_000_000);
+        out.clear();
+        let first = TcpHeader { ack: 1 + mss, flags: FLAG_ACK, wnd: 1 << 30, ts_ecr: original_ts, ..Default::default() };
+        s.on_ack(&first, late, &mut out);
+        assert_eq!((s.ca_state(), s.stats().rto_undos), (CaState::Open, 1));
+        let mut sack = TcpHeader { ack: 1 + mss, flags: FLAG_ACK, wnd: 1 << 30, ts_ecr: original_ts, nsack: 1, ..Default::default() };
+        sack.sack[0] = SackBlock { start: 1 + 3 * mss, end: 1 + 10 * mss };
+        out.clear();
+        s.on_ack(&sack, SimTime(late.0 + 1_000_000), &mut out);
+        assert_eq!((s.ca_state(), s.stats().fast_retransmits), (CaState::Recovery, 1));
     }
 }
