@@ -202,7 +202,7 @@ class Metric(Model):
         if not (self.aggregate in AGGREGATES[:-1] or _PERCENTILE.match(self.aggregate)):
             problems.append(ScenarioError("aggregate", "unknown aggregate", value=self.aggregate,
                                           accepted=", ".join(AGGREGATES), suggestion=near(self.aggregate, AGGREGATES)))
-        if (self.aggregate == "share") != bool(self.part):
+        elif (self.aggregate == "share") != bool(self.part):
             problems.append(ScenarioError("part", "is given with aggregate = \"share\", and only with it",
                                           value=self.part or None))
         if problems:
