@@ -284,3 +284,14 @@ def test_study_new_writes_a_file_that_runs_as_it_is(tmp_path: Path, monkeypatch:
     assert main(["study", "run", "mine.toml", "--links", "x", "--out", "o"]) == 2
     assert main(["study", "run"]) == 2
     assert main(["study", "iw-irto", "mine.toml"]) == 2
+
+
+def test_identical_replications_are_named_in_a_warning(tmp_path: Path) -> None:
+    text = KNOWN.format(reps=2).replace(', start_jitter = "50ms"', "")
+    res = S.run(S.StudyFile.from_toml(text, str(tmp_path / "k.toml")), tmp_path / "out", jobs=1, progress=False)
+    assert res.findings["warnings"] and "replications are identical in 8 of 8" in res.findings["warnings"][0]
+
+
+def test_the_reference_in_the_docs_is_the_generated_one() -> None:
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "study-files.md").read_text()
+    assert S.reference_markdown() in doc, "docs/study-files.md drifted: regenerate its tables (see its comment)"

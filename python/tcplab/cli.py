@@ -824,6 +824,8 @@ def _cmd_study_file(args: argparse.Namespace) -> int:
     except RuntimeError as e:
         _err(f"{sf.study_name}: {e}")
         return EXIT_RUN_FAILED
+    for w in result.findings.get("warnings", []):
+        print(f"warning: {w}", file=sys.stderr)
     return _print_study(result, out, reps_needed=True)
 
 

@@ -47,7 +47,7 @@ import math
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Literal, Sequence
+from typing import Annotated, Any, Optional
 
 import numpy as np
 import pandas as pd
@@ -57,12 +57,13 @@ from tcplab.results import COLUMNS, SERIES, TABLES
 from tcplab.scenario import Scenario, ScenarioError, TomlLocator, located, parse_toml, read_text
 from tcplab.scenario.base import Model, fld
 from tcplab.scenario.errors import near
+from tcplab.scenario.quantities import Choice
 from tcplab.studies import engine
 from tcplab.studies import findings as F
 from tcplab.studies.engine import BlockTask, StudyResult
 
 __all__ = ["StudyFile", "Factor", "Metric", "Claim", "FileStudy", "RunParams", "load", "run", "metric_value",
-           "simulate_block", "TEMPLATE", "AGGREGATES", "FORMS", "STUDY_VERSION"]
+           "simulate_block", "identical_warning", "reference_markdown", "TEMPLATE", "AGGREGATES", "FORMS", "STUDY_VERSION"]
 
 #: Bumped when a task's results change, so old task files are not reused.
 STUDY_VERSION = 1
@@ -232,12 +233,12 @@ class Claim(Model):
 
     id: str = fld(doc="The claim's id (its finding's id in findings.json and the report).")
     text: str = fld(doc="The sentence claimed.")
-    form: Literal["directional", "equivalent", "differs", "contrast", "every", "share", "only"] = fld(
-        doc="The claim form (python/tcplab/studies/findings.py).")
+    form: Annotated[str, Choice(lambda: list(FORMS))] = fld(doc="The claim form (python/tcplab/studies/findings.py).")
     metric: str = fld(doc="The metric (a `[[metrics]]` name).")
-    base: Literal["directional", "equivalent", "differs"] | None = fld(
+    base: Optional[Annotated[str, Choice(lambda: list(BASE_FORMS))]] = fld(
         None, "every / share / only: the form each configuration is judged by.")
-    side: Literal["above", "below"] | None = fld(None, "directional, contrast: the claimed side.")
+    side: Optional[Annotated[str, Choice(lambda: ["above", "below"])]] = fld(
+        None, "directional, contrast: the claimed side.")
     threshold: float = fld(0.0, "directional, contrast: the size the words ask for (0: a plain direction).")
     negligible: float | None = fld(None, "directional, contrast: a band around 0 that counts as no effect.")
     margin: float | None = fld(None, "equivalent, differs: the margin.")
@@ -376,6 +377,8 @@ class StudyFile(Model):
                 if cmp.factor in c.scope:
                     problems.append(ScenarioError(f"{at}.scope.{cmp.factor}", f"the scope may not restrict the "
                                                   f"factor that `{key}` varies"))
+            if c.between is not None and c.form != "contrast":
+                problems.append(ScenarioError(f"{at}.between", "is given with form = \"contrast\" only"))
             if c.compare and c.between and c.compare.factor == c.between.factor:
                 problems.append(ScenarioError(f"{at}.between.factor", "must differ from compare.factor",
                                               value=c.between.factor))
@@ -664,6 +667,34 @@ def evaluate(sf: StudyFile, runs: pd.DataFrame) -> list[dict[str, Any]]:
     return out
 
 
+def identical_warning(sf: StudyFile, runs: pd.DataFrame) -> str | None:
+    """A warning naming the configurations whose replications are all the same run (one
+    trace digest), or None: their estimates are exact values, not intervals
+    (:func:`tcplab.studies.findings.estimate`), as :func:`tcplab.sweeps.identical_replications_warning`
+    says of a sweep.
+
+    Example:
+        >>> sf = StudyFile.from_toml(TEMPLATE.format(name="demo"))
+        >>> runs = pd.DataFrame({"cc": ["reno", "reno", "cubic", "cubic"], "rep": [0, 1, 0, 1], "digest": ["a", "a", "b", "c"]})
+        >>> identical_warning(sf, runs).split(";")[0]
+        'replications are identical in 1 of 2 configurations (cc=reno)'
+    """
+    from tcplab.sweeps import RANDOM_ELEMENTS
+
+    factors = [f.name for f in sf.factors]
+    if not len(runs) or runs["rep"].nunique() < 2:
+        return None
+    same = [key if isinstance(key, tuple) else (key,) for key, part in runs.groupby(factors, sort=False)
+            if part["digest"].nunique() == 1]
+    if not same:
+        return None
+    shown = "; ".join(", ".join(f"{f}={v}" for f, v in zip(factors, key)) for key in same[:4]) + (
+        "; ..." if len(same) > 4 else "")
+    return (f"replications are identical in {len(same)} of {runs.groupby(factors).ngroups} configurations ({shown}); "
+            "their values are exact, not intervals; add a random element: " + ", ".join(RANDOM_ELEMENTS)
+            + " (docs/scenarios.md)")
+
+
 # --------------------------------------------------------------------------------------
 # The study's definition for the shared machine
 
@@ -730,7 +761,8 @@ class FileStudy(engine.StudyDefinition):
             rows.append(row)
         summary = pd.DataFrame(rows)
         doc = F.document(self.name, self.seed_study, self.params_dict(params), int(runs["rep"].nunique()), [],
-                         F.METHOD, evaluate(self.sf, runs), question=self.sf.question, study_file=params.file)
+                         F.METHOD, evaluate(self.sf, runs), question=self.sf.question, study_file=params.file,
+                         warnings=[w for w in [identical_warning(self.sf, runs)] if w])
         F.validate(doc)
         return {"summary": summary}, doc
 
@@ -776,6 +808,7 @@ class FileStudy(engine.StudyDefinition):
                  f"common random numbers).</p><h3>Factors</h3>{R.table_html(fac)}<h3>Metrics</h3>{R.table_html(met)}"
                  "<details><summary>Base scenario</summary><pre>"
                  + html.escape(json.dumps(sf._base, indent=1)) + "</pre></details>")
+        setup += "".join(f"<p><b>Warning:</b> {html.escape(w)}</p>" for w in findings.get("warnings", []))
         body = [R.nav(["runs.parquet", "summary.parquet", "flows.parquet", "findings.json", "study.json"]), setup,
                 R.findings_html(findings, "the study file", params.file),
                 R.figures_html(out, figs, {"metrics": "Metrics per configuration"}),
@@ -792,6 +825,31 @@ def run(path: str | Path | StudyFile, out: str | Path, reps: int | None = None, 
     params = RunParams(reps=reps or sf.reps, file=sf._file)
     return engine.run_study(FileStudy(sf), out, params, jobs=jobs, scheduler=scheduler, progress=progress,
                             figures=figures)
+
+
+def reference_markdown() -> str:
+    """The field tables of docs/study-files.md, generated from the models' declarations
+    (as :mod:`tcplab.scenario.reference` generates docs/scenarios.md' tables).
+
+    Example:
+        >>> reference_markdown().splitlines()[0]
+        '## Top level'
+    """
+    from tcplab.scenario.reference import documented_fields, field_default_text, field_type_text
+
+    # Types the scenario reference's rules do not name (free lists and tables).
+    types = {"scenario": "table, or string (a path)", "values": "list (of values or tables)",
+             "labels": "list of strings", "subsets": "table: name = [labels]",
+             "where": "table: column = value or [values]", "part": "table: column = value or [values]",
+             "only": "table: factor = label or [labels]", "scope": "table: factor = label or [labels]"}
+    head = "| field | type | default | meaning |\n|---|---|---|---|"
+    parts = []
+    for title, model in (("Top level", StudyFile), ("`[[factors]]`", Factor), ("`[[metrics]]`", Metric),
+                         ("`[[claims]]`", Claim), ("A claim's `compare`", Compare), ("A contrast's `between`", Between)):
+        rows = [f"| `{name}` | {types.get(name) or field_type_text(info)} | {field_default_text(info)} | "
+                f"{(info.description or '').replace('|', chr(92) + '|')} |" for name, info in documented_fields(model)]
+        parts.append(f"## {title}\n\n{head}\n" + "\n".join(rows) + "\n")
+    return "\n".join(parts)
 
 
 #: ``tcplab study new NAME``: a commented starting file that runs as it is (a few seconds).
