@@ -295,3 +295,65 @@ def test_identical_replications_are_named_in_a_warning(tmp_path: Path) -> None:
 def test_the_reference_in_the_docs_is_the_generated_one() -> None:
     doc = (Path(__file__).resolve().parents[1] / "docs" / "study-files.md").read_text()
     assert S.reference_markdown() in doc, "docs/study-files.md drifted: regenerate its tables (see its comment)"
+
+
+BASE = '''\
+duration = "3s"
+topology = { kind = "dumbbell", pairs = 2, bottleneck = { rate = "10Mbps", delay = "5ms", queue = { kind = "drop_tail", limit = "30pkt" } }, sender_access = { rate = "100Mbps", delay = "1ms" }, receiver_access = { rate = "100Mbps", delay = "1ms" } }
+flows = [
+  { name = "a", src = "s0", dst = "d0", start_jitter = "50ms" },
+  { name = "b", src = "s1", dst = "d1", start_jitter = "50ms" },
+]
+record = { owd = ["a"] }
+'''
+
+FROM_PATH = '''\
+scenario = "base.toml"
+reps = 3
+
+[[factors]]
+name = "limit"
+path = "topology.bottleneck.queue.limit"
+values = ["10pkt", "100pkt"]
+
+[[metrics]]
+name = "owd_p95"
+table = "series_owd"
+column = "owd_s"
+aggregate = "p95"
+where = { name = "a" }
+unit = "s"
+
+[[metrics]]
+name = "utilisation"
+table = "links"
+column = "utilisation"
+where = { link = "bottleneck" }
+
+[[claims]]
+id = "Q1"
+text = "A ten times larger buffer raises flow a's 95th-percentile one-way delay"
+form = "directional"
+metric = "owd_p95"
+compare = { factor = "limit", test = "100pkt", ref = "10pkt" }
+side = "above"
+threshold = 0.005
+'''
+
+
+def test_a_base_scenario_by_path_and_a_series_metric(tmp_path: Path) -> None:
+    (tmp_path / "base.toml").write_text(BASE)
+    (tmp_path / "s.toml").write_text(FROM_PATH)
+    res = S.run(tmp_path / "s.toml", tmp_path / "out", jobs=1, progress=False)
+    assert _verdicts(res.findings) == {"Q1": "held"}  # 90 more packets at 10 Mbit/s: ~108 ms more queueing
+    runs = res.tables["runs"]
+    assert runs["utilisation"].between(0.5, 1.0).all() and runs["owd_p95"].gt(0.012).all()
+    # A series needs its [record]; an error in the base file is put on that file's line.
+    (tmp_path / "base.toml").write_text(BASE.replace('record = { owd = ["a"] }\n', ""))
+    with pytest.raises(ScenarioError) as err:
+        S.load(tmp_path / "s.toml")
+    assert err.value.path == "metrics[0].table" and err.value.line == 11
+    (tmp_path / "base.toml").write_text(BASE.replace('duration = "3s"', "duration = 3"))
+    with pytest.raises(ScenarioError) as err:
+        S.load(tmp_path / "s.toml")
+    assert err.value.file == str(tmp_path / "base.toml") and err.value.line == 1 and err.value.path == "duration"
