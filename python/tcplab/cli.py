@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import signal
 import subprocess
 import sys
@@ -123,13 +124,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     from tcplab import studies
 
-    st = sub.add_parser("study", help="run a bundled study of a seed (tables, figures, report.html, findings.json)",
+    st = sub.add_parser("study", help="run a bundled study of a seed, or your own study file (tables, figures, "
+                                      "report.html, findings.json)",
                         description="Run (or resume) a bundled study: every configuration of its seed x replications, "
                                     "then its tables (Parquet), figures (PNG + SVG), findings.json and report.html. "
                                     "Finished tasks in --out are skipped, so re-running resumes and re-renders. "
-                                    f"Studies: {', '.join(studies.names())}.")
+                                    f"Studies: {', '.join(studies.names())}. `tcplab study run FILE.toml` runs a "
+                                    "study file (base scenario, factors, metrics, claims; examples/studies/) the same "
+                                    "way; `tcplab study new NAME` writes a commented starting file that runs as it is.")
     st.add_argument("name", metavar="NAME", help=f"study name: {', '.join(studies.names())}; or all: every study "
-                                                 "into --out/<study>/, then index.html (dashboard) and findings.json")
+                                                 "into --out/<study>/, then index.html (dashboard) and findings.json; "
+                                                 "or run (a study file) or new (write one)")
+    st.add_argument("file", nargs="?", default=None, metavar="FILE",
+                    help="study run: the study file (FILE.toml); study new: the name (or path) of the file to write")
     st.add_argument("--reps", type=_positive, default=None, metavar="N",
                     help="replications per configuration, at least 2 (default: the study's; "
                          + "; ".join(f"{x.name}: {x.default_reps}" for x in studies.STUDIES.values()) + ")")
@@ -662,6 +669,12 @@ def _cmd_study(args: argparse.Namespace) -> int:
     """``tcplab study NAME``: validates every option, runs the study, prints the verdicts and the report path."""
     from tcplab import studies
 
+    if args.name in ("run", "new"):
+        return _cmd_study_file(args)
+    if args.file is not None:
+        _err(f"unexpected argument {args.file!r}: `tcplab study {args.name}` takes no file (a study file runs with "
+             "`tcplab study run FILE.toml`)")
+        return EXIT_BAD_INPUT
     if args.name == "all":
         return _cmd_study_all(args)
     for flag, given in (("--preset", args.preset is not None), ("--only", args.only is not None),
@@ -728,13 +741,25 @@ def _cmd_study(args: argparse.Namespace) -> int:
     except RuntimeError as e:
         _err(f"{study.name}: {e}")
         return EXIT_RUN_FAILED
+    return _print_study(result, out)
+
+
+def _print_study(result: Any, out: Path, reps_needed: bool = False) -> int:
+    """Prints a finished study's verdicts (with ``reps_needed``, the replications that would
+    settle each inconclusive one), its timings and paths; returns the exit code."""
     for f in result.findings["findings"]:
         st = f["statistic"]
         interval = ("exact" if st.get("exact") else f"[{_fmt(st['ci'][0])}, {_fmt(st['ci'][1])}]")
         stat = "" if not f["evaluated"] else (f": {st['name']} = {_fmt(st['value'])} {interval}, "
                                               f"n = {st['n_replications']}")
         ext = " (extension)" if f.get("extension") else ""
-        print(f"{f['id']} {f['verdict']}{ext}: {f['claim']}{stat}")
+        need = [c.get("reps_needed") for c in f["checks"] if c["verdict"] == "inconclusive"]
+        settle = ""
+        if reps_needed and f["verdict"] == "inconclusive":
+            n = max((x for x in need if x), default=None)
+            settle = (f" (about {n} replications would settle it)" if n else
+                      " (no number of replications would settle it at the observed effect)")
+        print(f"{f['id']} {f['verdict']}{ext}: {f['claim']}{stat}{settle}")
     if result.findings.get("ledger"):
         from tcplab.studies.ledger import coverage_text
 
@@ -748,6 +773,60 @@ def _cmd_study(args: argparse.Namespace) -> int:
         _err(f"{len(result.failures)} task(s) failed; see {out / 'study.json'}")
         return EXIT_RUN_FAILED
     return EXIT_OK
+
+
+def _cmd_study_file(args: argparse.Namespace) -> int:
+    """``tcplab study run FILE.toml`` (python/tcplab/studies/studyfile.py) and ``tcplab study new NAME``."""
+    from tcplab.studies import studyfile
+
+    for flag, given in (("--links", args.links is not None), ("--set", bool(args.params)),
+                        ("--scale", args.scale is not None), ("--mode", args.mode != "simulate"),
+                        ("--preset", args.preset is not None), ("--only", args.only is not None),
+                        ("--emulate", args.emulate), ("--reps-scale", args.reps_scale != 1.0)):
+        if given:
+            _err(f"{flag}: not accepted by `tcplab study {args.name}`; it takes "
+                 + ("--reps, --jobs, --scheduler, --out, --no-progress" if args.name == "run" else "only NAME"))
+            return EXIT_BAD_INPUT
+    if args.file is None:
+        _err(f"`tcplab study {args.name}` needs " + ("the study file: tcplab study run FILE.toml" if args.name == "run"
+                                                     else "a name: tcplab study new NAME"))
+        return EXIT_BAD_INPUT
+    if args.name == "new":
+        path = Path(args.file if args.file.endswith(".toml") else args.file + ".toml")
+        if not re.fullmatch(r"[A-Za-z0-9_.-]+", path.stem):
+            _err(f"study new: the name {path.stem!r} may hold only letters, digits, '.', '_' and '-'")
+            return EXIT_BAD_INPUT
+        if path.exists():
+            _err(f"study new: {path} exists; choose another name (nothing was written)")
+            return EXIT_BAD_INPUT
+        try:
+            path.write_text(studyfile.TEMPLATE.format(name=path.stem))
+        except OSError as e:
+            _err(f"study new: cannot write {path}: {describe_os_error(e)}")
+            return EXIT_BAD_INPUT
+        print(f"wrote {path}; run it with: tcplab study run {path}")
+        return EXIT_OK
+    sf = studyfile.load(args.file)  # every field and every configuration's scenario, before anything runs
+    if args.reps is not None and args.reps < 2:
+        _err(f"--reps: at least 2 replications are needed for confidence intervals, got {args.reps}")
+        return EXIT_BAD_INPUT
+    if not _scheduler_ok(args.scheduler):
+        return EXIT_BAD_INPUT
+    if not core_has_run():
+        _err("this build of the simulator core has no run() yet; rebuild the extension")
+        return EXIT_RUN_FAILED
+    out = args.out or Path("results") / sf.study_name
+    check_output_dir(out)
+    _note_jobs(args)
+    try:
+        result = studyfile.run(sf, out, reps=args.reps, jobs=args.jobs, scheduler=args.scheduler,
+                               progress=not args.no_progress)
+    except RuntimeError as e:
+        _err(f"{sf.study_name}: {e}")
+        return EXIT_RUN_FAILED
+    for w in result.findings.get("warnings", []):
+        print(f"warning: {w}", file=sys.stderr)
+    return _print_study(result, out, reps_needed=True)
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
