@@ -321,8 +321,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     _warn_about(sc)
     if args.out is not None:
         check_output_dir(args.out)
-    if not core_has_run():
-        _err("this build of the simulator core has no run() yet; rebuild the extension")
+    if _core_missing():
         return EXIT_RUN_FAILED
     bar = RunProgress(enabled=not args.no_progress, label=Path(args.scenario).name, open_end=sc.duration is None)
     try:
@@ -568,8 +567,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
     exp = load_experiment(args.experiment)  # every grid point validated (as `check` does) before anything runs
     _warn_about(exp)
-    if not core_has_run():
-        _err("this build of the simulator core has no run() yet; rebuild the extension")
+    if _core_missing():
         return EXIT_RUN_FAILED
     if not _scheduler_ok(args.scheduler):
         return EXIT_BAD_INPUT
@@ -595,6 +593,14 @@ def _note_jobs(args: argparse.Namespace) -> None:
         _, note = usable_jobs(args.jobs)
         if note:
             print(f"note: {note}", file=sys.stderr)
+
+
+def _core_missing() -> bool:
+    """True, after saying so, when this build of the simulator core cannot run scenarios."""
+    if core_has_run():
+        return False
+    _err("this build of the simulator core has no run() yet; rebuild the extension")
+    return True
 
 
 def _scheduler_ok(scheduler: str | None) -> bool:
@@ -630,8 +636,7 @@ def _cmd_study_all(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     if not _scheduler_ok(args.scheduler):
         return EXIT_BAD_INPUT
-    if not core_has_run():
-        _err("this build of the simulator core has no run() yet; rebuild the extension")
+    if _core_missing():
         return EXIT_RUN_FAILED
     out = args.out or Path("results") / "all"
     check_output_dir(out)
@@ -722,8 +727,7 @@ def _cmd_study(args: argparse.Namespace) -> int:
         except ValueError as e:
             _err(f"--set {e}")
             return EXIT_BAD_INPUT
-    if not core_has_run():
-        _err("this build of the simulator core has no run() yet; rebuild the extension")
+    if _core_missing():
         return EXIT_RUN_FAILED
     out = args.out or Path("results") / study.name
     check_output_dir(out)
@@ -812,8 +816,7 @@ def _cmd_study_file(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     if not _scheduler_ok(args.scheduler):
         return EXIT_BAD_INPUT
-    if not core_has_run():
-        _err("this build of the simulator core has no run() yet; rebuild the extension")
+    if _core_missing():
         return EXIT_RUN_FAILED
     out = args.out or Path("results") / sf.study_name
     check_output_dir(out)

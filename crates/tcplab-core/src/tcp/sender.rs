@@ -1753,6 +1753,20 @@ mod tests {
         assert_eq!(s.ca_state(), CaState::Cwr);
     }
 
+    /// A `linux`-profile Reno sender (MSS 1448, IW10, RACK, timestamps) whose initial
+    /// window, segments 1..10, left at 1 ms; returns it and the MSS.
+    fn linux_reno_iw10_sent(out: &mut Outbox) -> (TcpSender, u64) {
+        let cfg = TcpConfig::profile("linux").unwrap();
+        let mss = cfg.mss as u64;
+        let mut s = TcpSender::new(cfg, Box::new(Reno), Some(1_000_000), None);
+        s.open(SimTime(0), out);
+        out.clear();
+        let synack = TcpHeader { ack: 1, flags: FLAG_SYN | FLAG_ACK, wnd: 1 << 30, ..Default::default() };
+        s.on_ack(&synack, SimTime(1_000_000), out);
+        assert_eq!(out.segments.len(), 10);
+        (s, mss)
+    }
+
     #[test]
     fn linux_reenters_recovery_on_the_ack_that_ends_the_last_one() {
         // Linux `tcp_fastretrans_alert`: step D ends a recovery when snd_una reaches
@@ -1765,15 +1779,8 @@ mod tests {
         // reaches high_seq (the end of the 10th segment) and SACKs N2.., not N1: RACK
         // deems N1 lost (sent with N2, before it; reo_wnd 0 in recovery).
         use crate::net::packet::SackBlock;
-        let cfg = TcpConfig::profile("linux").unwrap();
-        let mss = cfg.mss as u64;
         let mut out = Outbox::default();
-        let mut s = TcpSender::new(cfg, Box::new(Reno), Some(1_000_000), None);
-        s.open(SimTime(0), &mut out);
-        out.clear();
-        let synack = TcpHeader { ack: 1, flags: FLAG_SYN | FLAG_ACK, wnd: 1 << 30, ..Default::default() };
-        s.on_ack(&synack, SimTime(1_000_000), &mut out);
-        assert_eq!(out.segments.len(), 10);
+        let (mut s, mss) = linux_reno_iw10_sent(&mut out);
         let high_seq = 1 + 10 * mss;
         let sacks = |a: u64, b: u64| {
             let mut h = TcpHeader { ack: 0, flags: FLAG_ACK, wnd: 1 << 30, nsack: 1, ..Default::default() };
@@ -1807,15 +1814,8 @@ mod tests {
         // recovery starts on that ACK. Before, the sender waited in Open for the next
         // timeout.
         use crate::net::packet::SackBlock;
-        let cfg = TcpConfig::profile("linux").unwrap();
-        let mss = cfg.mss as u64;
         let mut out = Outbox::default();
-        let mut s = TcpSender::new(cfg, Box::new(Reno), Some(1_000_000), None);
-        s.open(SimTime(0), &mut out);
-        out.clear();
-        let synack = TcpHeader { ack: 1, flags: FLAG_SYN | FLAG_ACK, wnd: 1 << 30, ..Default::default() };
-        s.on_ack(&synack, SimTime(1_000_000), &mut out);
-        assert_eq!(out.segments.len(), 10);
+        let (mut s, mss) = linux_reno_iw10_sent(&mut out);
         let original_ts = out.segments[0].hdr.ts_val;
         let (_, fired_at, _) = *out.timers.iter().rev().find(|x| x.0 == TimerKind::Rto).unwrap();
         let rto = fire_rto(&mut s, &mut out);
