@@ -13,8 +13,10 @@ from tcplab.scenario import json_schema, json_schema_text
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = ROOT / "schema" / "scenario.schema.json"
 # Every scenario and experiment file; a fidelity grid's grid.toml lists scenario files and is
-# validated by tcplab.fidelity_grid instead (.taplo.toml excludes it too).
-EXAMPLES = sorted(p for p in (ROOT / "examples").rglob("*.toml") if p.name != "grid.toml")
+# validated by tcplab.fidelity_grid instead, and a study file (examples/studies/) by
+# tcplab.studies.studyfile (.taplo.toml excludes both).
+STUDY_FILES = sorted((ROOT / "examples" / "studies").glob("*.toml"))
+EXAMPLES = sorted(p for p in (ROOT / "examples").rglob("*.toml") if p.name != "grid.toml" and p not in STUDY_FILES)
 
 
 def test_checked_in_schema_matches_the_models() -> None:
@@ -78,5 +80,5 @@ def test_the_projects_taplo_config_maps_examples_to_the_schema() -> None:
     proc = subprocess.run([taplo, "lint", "--colors", "never"], cwd=ROOT, capture_output=True, text=True, timeout=120,
                           check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    grids = sorted((ROOT / "examples").rglob("grid.toml"))
-    assert f"found files total={len(EXAMPLES) + len(grids)} excluded={len(grids)}" in proc.stderr
+    excluded = len(sorted((ROOT / "examples").rglob("grid.toml"))) + len(STUDY_FILES)
+    assert f"found files total={len(EXAMPLES) + excluded} excluded={excluded}" in proc.stderr
