@@ -78,7 +78,7 @@ from tcplab.scenario.network import (
 )
 from tcplab.scenario.record import Record
 from tcplab.scenario.reference import reference_markdown
-from tcplab.scenario.schema import json_schema, json_schema_text
+from tcplab.scenario.schema import json_schema, json_schema_text, study_json_schema, study_json_schema_text
 from tcplab.scenario.tcp import CcOptions, TcpOptions
 from tcplab.scenario.workload import FlowClass, Workload
 
@@ -127,4 +127,6 @@ __all__ = [
     "reference_markdown",
     "json_schema",
     "json_schema_text",
+    "study_json_schema",
+    "study_json_schema_text",
 ]

@@ -1,7 +1,9 @@
-"""The published JSON Schema of scenario and experiment files, for editors.
+"""The published JSON Schemas of scenario and experiment files, and of study files, for editors.
 
-``tcplab schema`` prints it and ``schema/scenario.schema.json`` is a checked-in copy (a
-test fails when they drift). With Taplo / Even Better TOML (a ``#:schema`` directive at
+``tcplab schema`` prints the first and ``schema/scenario.schema.json`` is a checked-in
+copy; ``tcplab schema --study`` prints the second (:func:`study_json_schema`, which embeds
+the first for a study's ``[scenario]``), checked in as ``schema/study.schema.json`` (tests
+fail when they drift). With Taplo / Even Better TOML (a ``#:schema`` directive at
 the top of a file, or ``.taplo.toml``), an editor then completes keys, shows each
 field's meaning, unit, range and default on hover, and underlines bad fields.
 
@@ -33,9 +35,11 @@ from tcplab.scenario.model import Scenario
 from tcplab.scenario.reference import field_default_text, field_type_text, toml_default
 from tcplab.scenario.experiment import SweepTable
 
-__all__ = ["json_schema", "json_schema_text", "SCHEMA_ID"]
+__all__ = ["json_schema", "json_schema_text", "study_json_schema", "study_json_schema_text", "SCHEMA_ID",
+           "STUDY_SCHEMA_ID"]
 
 SCHEMA_ID = "https://tcplab.dev/schema/scenario.schema.json"
+STUDY_SCHEMA_ID = "https://tcplab.dev/schema/study.schema.json"
 #: The ``[[flows]]`` variant a missing ``kind`` selects.
 _DEFAULT_TAGGED = {"TcpFlow"}
 
@@ -123,7 +127,9 @@ def _by_kind(node: Any, defs: dict[str, Any]) -> Any:
     return node
 
 
-def _describe(model: type[BaseModel], props: dict[str, Any]) -> None:
+def _describe(model: type[BaseModel], props: dict[str, Any], types: dict[str, str] | None = None) -> None:
+    """Each field's hover text: its doc, type (``types`` names those the reference's rules
+    do not) and default; its ``default`` as written in TOML."""
     for name, info in model.model_fields.items():
         key = info.alias or name
         prop = props.get(key)
@@ -134,7 +140,8 @@ def _describe(model: type[BaseModel], props: dict[str, Any]) -> None:
             continue
         prop.pop("x-default-doc", None)
         prop.pop("x-unit", None)
-        parts = [info.description or "", f"Type: {field_type_text(info)}.", f"Default: {field_default_text(info)}."]
+        kind = (types or {}).get(name) or field_type_text(info)
+        parts = [info.description or "", f"Type: {kind}.", f"Default: {field_default_text(info)}."]
         prop["description"] = "\n\n".join(p for p in parts if p)
         prop.pop("default", None)
         if not info.is_required():
@@ -143,23 +150,31 @@ def _describe(model: type[BaseModel], props: dict[str, Any]) -> None:
                 prop["default"] = value
 
 
-def json_schema() -> dict[str, Any]:
-    """The JSON Schema (draft 2020-12) of scenario and experiment files."""
-    schema = Scenario.model_json_schema(by_alias=True, mode="validation")
+def _model_schema(root: type[BaseModel], types: dict[str, str] | None = None) -> dict[str, Any]:
+    """``root``'s JSON Schema post-processed for TOML (module doc): no ``null``, ``kind``
+    unions as ``if``/``then``, hover descriptions with type and default (``types``: see
+    :func:`_describe`), ``kind`` required."""
+    schema = root.model_json_schema(by_alias=True, mode="validation")
     schema = _drop_null(schema)
     defs = schema.setdefault("$defs", {})
     schema = _by_kind(schema, defs)
     defs = schema["$defs"]
-    models = _models(Scenario)
-    for name, model in models.items():
-        target = schema if model is Scenario else defs.get(name)
+    for name, model in _models(root).items():
+        target = schema if model is root else defs.get(name)
         if target is None:
             continue
-        _describe(model, target.get("properties", {}))
+        _describe(model, target.get("properties", {}), types)
         if "kind" in model.model_fields and name not in _DEFAULT_TAGGED:
             req = target.setdefault("required", [])
             if "kind" not in req:
                 req.insert(0, "kind")
+    return schema
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of scenario and experiment files."""
+    schema = _model_schema(Scenario)
+    defs = schema["$defs"]
     sweep = SweepTable.model_fields
     defs["SweepValues"] = {
         "anyOf": [
@@ -189,3 +204,58 @@ def json_schema() -> dict[str, Any]:
 def json_schema_text() -> str:
     """:func:`json_schema` as the checked-in file's text (sorted keys, 2-space indent)."""
     return json.dumps(json_schema(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def study_json_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of study files (``tcplab study run FILE.toml``).
+
+    Generated from :class:`tcplab.studies.studyfile.StudyFile` as the scenario schema is
+    from :class:`Scenario`; an inline ``[scenario]`` table is checked by the scenario
+    schema (its definitions are embedded, the scenario itself as ``$defs/Scenario``,
+    without ``[sweep]``), a string is the path of a scenario file. A metric's ``table``
+    and ``aggregate`` are listed as the loader accepts them.
+
+    Example:
+        >>> s = study_json_schema()
+        >>> s["properties"]["scenario"]["then"], s["$defs"]["Scenario"]["properties"]["topology"]["allOf"][0]["then"]
+        ({'$ref': '#/$defs/Scenario'}, {'$ref': '#/$defs/Dumbbell'})
+        >>> s["$defs"]["Claim"]["properties"]["form"]["enum"][:3]
+        ['directional', 'equivalent', 'differs']
+    """
+    from tcplab.studies import studyfile
+
+    schema = _model_schema(studyfile.StudyFile, studyfile.FIELD_TYPES)
+    defs = schema["$defs"]
+    scenario = _model_schema(Scenario)
+    clash = sorted(set(defs) & (set(scenario["$defs"]) | {"Scenario"}))
+    if clash:  # a study model named like a scenario model: the embedded definitions would collide
+        raise RuntimeError(f"study and scenario schema definitions share names: {', '.join(clash)}")
+    defs.update(scenario.pop("$defs"))
+    scenario["title"] = "tcplab scenario"
+    scenario["description"] = "The base scenario of a study file (docs/scenarios.md)."
+    defs["Scenario"] = scenario
+    base = schema["properties"]["scenario"]
+    schema["properties"]["scenario"] = {
+        "description": base["description"],
+        "type": ["object", "string"],
+        # `if`/`then` rather than `anyOf`, so an editor points at the bad field of the table.
+        "if": {"type": "object"},
+        "then": {"$ref": "#/$defs/Scenario"},
+    }
+    metric = defs["Metric"]["properties"]
+    metric["table"]["enum"] = list(studyfile.METRIC_TABLES)
+    metric["aggregate"]["anyOf"] = [{"enum": list(studyfile.AGGREGATES[:-1])},
+                                    {"pattern": studyfile._PERCENTILE.pattern}]
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["$id"] = STUDY_SCHEMA_ID
+    schema["title"] = "tcplab study file"
+    schema["description"] = (
+        "A tcplab study file (tcplab study run): a base scenario, factors, replications, metrics and claims. "
+        "Reference: docs/study-files.md."
+    )
+    return schema
+
+
+def study_json_schema_text() -> str:
+    """:func:`study_json_schema` as the checked-in file's text (sorted keys, 2-space indent)."""
+    return json.dumps(study_json_schema(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
