@@ -175,12 +175,15 @@ def build_parser() -> argparse.ArgumentParser:
                     help="study all: also run the emulated subset of each study that has an emulate mode, into "
                          "--out/<study>/emulate (real Linux TCP, real time, needs root)")
 
-    c = sub.add_parser("check", help="validate a scenario or experiment file without running it",
-                       description="Validate SCENARIO.toml (or an experiment file with [sweep]) exactly as `run` "
-                                   "(or `sweep`) does, the simulator's own checks included, and report every "
+    c = sub.add_parser("check", help="validate a scenario, experiment or study file without running it",
+                       description="Validate SCENARIO.toml (or an experiment file with [sweep], or a study file "
+                                   "with [[factors]]) exactly as `run` (or `sweep`, or `study run`) does, the "
+                                   "simulator's own checks included (for a study file, under every factor "
+                                   "combination, each problem named with its combination), and report every "
                                    "problem at once, one line each with its file line (exit 2); with --json, print "
-                                   "the resolved scenario as the core receives it.")
-    c.add_argument("file", metavar="FILE.toml", help="scenario or experiment file")
+                                   "the resolved scenario as the core receives it (a study file: every "
+                                   "configuration's).")
+    c.add_argument("file", metavar="FILE.toml", help="scenario, experiment or study file")
     c.add_argument("--json", action="store_true", help="print the resolved core JSON (default: just 'ok')")
     c.add_argument("--seed", type=_seed, default=0, metavar="N", help="seed used to resolve start jitter (default: 0)")
 
@@ -199,10 +202,14 @@ def build_parser() -> argparse.ArgumentParser:
                     help="flows (names or groups) the cwnd figure draws (default: every flow with a cwnd series, "
                          "up to 8; the caption names the ones left out)")
 
-    sub.add_parser("schema", help="print the JSON Schema of scenario files (for editors)",
-                        description="Print the JSON Schema of scenario and experiment files. Save it and point "
-                                    "Taplo / Even Better TOML at it for completion, hover docs and checks as you "
-                                    "type (see the README); schema/scenario.schema.json is the same file.")
+    sc_ = sub.add_parser("schema", help="print the JSON Schema of scenario files (for editors)",
+                         description="Print the JSON Schema of scenario and experiment files. Save it and point "
+                                     "Taplo / Even Better TOML at it for completion, hover docs and checks as you "
+                                     "type (see the README); schema/scenario.schema.json is the same file. With "
+                                     "--study, the schema of study files (schema/study.schema.json; "
+                                     "docs/study-files.md).")
+    sc_.add_argument("--study", action="store_true",
+                     help="print the schema of study files (tcplab study run FILE.toml) instead")
 
     b = sub.add_parser("bench", help="run the standard performance scenarios",
                        description="Run the standard benchmark scenarios and report wall seconds (the simulation "
@@ -310,9 +317,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _cmd_schema(args: argparse.Namespace) -> int:
-    from tcplab.scenario import json_schema_text
+    from tcplab.scenario import json_schema_text, study_json_schema_text
 
-    sys.stdout.write(json_schema_text())
+    sys.stdout.write(study_json_schema_text() if args.study else json_schema_text())
     return EXIT_OK
 
 
@@ -845,6 +852,18 @@ def _cmd_check(args: argparse.Namespace) -> int:
             print(json.dumps([json.loads(t.core_json) for t in exp.tasks()], indent=2))
         else:
             print(f"ok: {exp.points()} grid points x {exp.replications} replications")
+        return EXIT_OK
+    if "factors" in doc:  # a study file: the validation of `tcplab study run`, every configuration
+        from tcplab.studies import studyfile
+
+        sf = studyfile.StudyFile.from_toml(text, str(args.file))
+        configs = sf.configurations()
+        if args.json:
+            print(json.dumps([{"configuration": c,
+                               "scenario": Scenario.from_dict(sf.scenario_doc(c)).to_core(args.seed)}
+                              for c in configs], indent=2))
+        else:
+            print(f"ok: {len(configs)} configurations x {sf.reps} replications")
         return EXIT_OK
     sc = Scenario.from_toml(text, str(args.file))  # the validation of `tcplab run` (load)
     _warn_about(sc)

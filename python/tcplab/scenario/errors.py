@@ -43,7 +43,9 @@ class ScenarioError(ValueError):
 
     Attributes: ``path`` (dotted field path, e.g. ``flows[0].tcp.iw``), ``problem``,
     ``value`` (the value given, if any), ``accepted`` (what would be accepted),
-    ``suggestion`` (a near-miss name), ``file`` and ``line`` (when loaded from a file).
+    ``suggestion`` (a near-miss name), ``file`` and ``line`` (when loaded from a file),
+    ``context`` (what the path is relative to when the file holds several scenarios, e.g. a
+    study file's ``configuration queue=fq_codel, cc_a=bbr``; shown before the path).
     Those describe the first problem; :attr:`problems` lists every problem found, this
     one first, and ``str()`` gives one line per problem.
 
@@ -70,6 +72,7 @@ class ScenarioError(ValueError):
         suggestion: str | None = None,
         file: str | None = None,
         line: int | None = None,
+        context: str | None = None,
     ) -> None:
         super().__init__(problem)
         self.path = path
@@ -79,6 +82,7 @@ class ScenarioError(ValueError):
         self.suggestion = suggestion
         self.file = file
         self.line = line
+        self.context = context
         #: The problems found besides this one, in reading order.
         self.others: list[ScenarioError] = []
 
@@ -123,10 +127,18 @@ class ScenarioError(ValueError):
         return "\n".join(p.one_line() for p in self.problems)
 
     def one_line(self) -> str:
-        """This problem (not the others) as one line: ``file:line: path: problem; got ...; accepted: ...``."""
+        """This problem (not the others) as one line: ``file:line: [context: ]path: problem; got ...; accepted: ...``.
+
+        Example:
+            >>> ScenarioError("warmup", "must be shorter than duration (2s)", value="3s", file="s.toml", line=4,
+            ...               context="configuration warmup=long, duration=short").one_line()
+            "s.toml:4: configuration warmup=long, duration=short: warmup: must be shorter than duration (2s); got '3s'"
+        """
         loc = ""
         if self.file is not None:
             loc = f"{self.file}:{self.line}: " if self.line is not None else f"{self.file}: "
+        if self.context:
+            loc += f"{self.context}: "
         text = f"{loc}{self.path + ': ' if self.path else ''}{self.problem}"
         if self.value is not UNSET:
             text += f"; got {show(self.value)}"

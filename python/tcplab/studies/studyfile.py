@@ -429,17 +429,26 @@ class StudyFile(Model):
             raise located(ScenarioError.joined(problems), self._text, self._file)
 
     def _check_configurations(self) -> None:
+        """Validates every configuration's scenario (the simulator's checks included) and
+        reports every distinct problem once, with the configurations it occurs in
+        (:meth:`configurations_text`): a value valid alone but not with another factor's is
+        reported with that combination.
+        """
         locator = TomlLocator(self._text)
         inline = not isinstance(self.scenario, str)
+        found: dict[str, tuple[ScenarioError, list[dict[str, str]]]] = {}
         for config in self.configurations():
             try:
                 doc = self.scenario_doc(config)
             except ScenarioError as e:
-                raise located(e, self._text, self._file) from None
-            try:
-                Scenario.from_dict(doc).check_core(self.seed)
-            except ScenarioError as e:
-                for p in e.problems:
+                problems = located(e, self._text, self._file).problems
+            else:
+                try:
+                    Scenario.from_dict(doc).check_core(self.seed)
+                    continue
+                except ScenarioError as e:
+                    problems = e.problems
+                for p in problems:
                     i = next((i for i, f in enumerate(self.factors)
                               if p.path == f.path or p.path.startswith((f.path + ".", f.path + "["))), None)
                     if i is not None:
@@ -450,7 +459,31 @@ class StudyFile(Model):
                         p.file, p.line = self._file, locator.line(p.path)
                     else:
                         p.file = str(Path(self._file).parent / str(self.scenario))
-                raise ScenarioError.joined(e.problems) from None
+            for p in problems:
+                p.others = []
+                found.setdefault(p.one_line(), (p, []))[1].append(config)
+        if found:
+            for p, configs in found.values():
+                p.context = self.configurations_text(configs)
+            raise ScenarioError.joined(sorted((p for p, _ in found.values()),
+                                              key=lambda p: (p.file != self._file, p.line or 0)))
+
+    def configurations_text(self, configs: list[dict[str, str]]) -> str | None:
+        """The configurations ``configs`` in words: the factor values they share, when they
+        are every configuration with those values (the other factors do not matter);
+        ``None`` when they are every configuration (a problem of the base scenario).
+
+        Example:
+            >>> sf = StudyFile.from_toml(TEMPLATE.format(name="demo"))
+            >>> sf.configurations_text([{"cc": "reno"}]), sf.configurations_text(sf.configurations())
+            ('configuration cc=reno', None)
+        """
+        shared = {f.name: configs[0][f.name] for f in self.factors if all(c[f.name] == configs[0][f.name]
+                                                                          for c in configs)}
+        if len(configs) == math.prod(len(f.labels or []) for f in self.factors if f.name not in shared):
+            return "configuration " + ", ".join(f"{k}={v}" for k, v in shared.items()) if shared else None
+        first = ", ".join(f"{k}={v}" for k, v in configs[0].items())
+        return f"configuration {first} (and {len(configs) - 1} more)" if len(configs) > 1 else f"configuration {first}"
 
     # ----------------------------------------------------------------------------------
     # Configurations
@@ -827,6 +860,14 @@ def run(path: str | Path | StudyFile, out: str | Path, reps: int | None = None, 
                             figures=figures)
 
 
+#: Types the scenario reference's rules do not name (free lists and tables), by field name:
+#: the reference's type column and the study schema's hover text (tcplab.scenario.schema).
+FIELD_TYPES = {"scenario": "table, or string (a path)", "values": "list (of values or tables)",
+               "labels": "list of strings", "subsets": "table: name = [labels]",
+               "where": "table: column = value or [values]", "part": "table: column = value or [values]",
+               "only": "table: factor = label or [labels]", "scope": "table: factor = label or [labels]"}
+
+
 def reference_markdown() -> str:
     """The field tables of docs/study-files.md, generated from the models' declarations
     (as :mod:`tcplab.scenario.reference` generates docs/scenarios.md' tables).
@@ -837,11 +878,7 @@ def reference_markdown() -> str:
     """
     from tcplab.scenario.reference import documented_fields, field_default_text, field_type_text
 
-    # Types the scenario reference's rules do not name (free lists and tables).
-    types = {"scenario": "table, or string (a path)", "values": "list (of values or tables)",
-             "labels": "list of strings", "subsets": "table: name = [labels]",
-             "where": "table: column = value or [values]", "part": "table: column = value or [values]",
-             "only": "table: factor = label or [labels]", "scope": "table: factor = label or [labels]"}
+    types = FIELD_TYPES
     head = "| field | type | default | meaning |\n|---|---|---|---|"
     parts = []
     for title, model in (("Top level", StudyFile), ("`[[factors]]`", Factor), ("`[[metrics]]`", Metric),
