@@ -27,7 +27,11 @@ replications needed for inconclusive ones and ``findings.json`` are
 :mod:`tcplab.studies.findings`'; ``report.html`` is built from
 :mod:`tcplab.studies.reporting`. Bad input is a :class:`tcplab.scenario.ScenarioError`
 naming the file, the line (:class:`tcplab.scenario.TomlLocator`), the field, the value
-and what is accepted, raised before anything runs.
+and what is accepted, raised before anything runs; every configuration's scenario is
+checked, and a problem of some configurations only names the factor values it needs
+(``configuration queue=fq_codel, cc_a=bbr``, :meth:`StudyFile.configurations_text`).
+``tcplab check FILE.toml`` runs the same checks, and ``schema/study.schema.json``
+(:func:`tcplab.scenario.schema.study_json_schema`) lets an editor check the file's shape.
 
 Example:
     >>> sf = StudyFile.from_toml(TEMPLATE.format(name="demo"), "demo.toml")
@@ -483,7 +487,8 @@ class StudyFile(Model):
         if len(configs) == math.prod(len(f.labels or []) for f in self.factors if f.name not in shared):
             return "configuration " + ", ".join(f"{k}={v}" for k, v in shared.items()) if shared else None
         first = ", ".join(f"{k}={v}" for k, v in configs[0].items())
-        return f"configuration {first} (and {len(configs) - 1} more)" if len(configs) > 1 else f"configuration {first}"
+        more = len(configs) - 1
+        return f"configuration {first}" + (f" (and {more} more configuration{'s' * (more > 1)})" if more else "")
 
     # ----------------------------------------------------------------------------------
     # Configurations
