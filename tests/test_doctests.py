@@ -14,7 +14,7 @@ import tcplab.studies
 
 MODULES = ["__init__", "units", "registry", "scenario", "stats", "results", "runner", "sweeps", "executor", "plots", "report", "cli",
            "scenario.errors", "scenario.locate", "scenario.corecheck", "scenario.model", "scenario.flows",
-           "scenario.network", "scenario.quantities", "scenario.tcp", "scenario.base", "scenario.experiment",
+           "scenario.network", "scenario.quantities", "scenario.tcp", "scenario.base", "scenario.experiment", "scenario.schema",
            "fidelity", "fidelity_grid"]
 STUDY_MODULES = sorted(m.name for m in pkgutil.walk_packages(tcplab.studies.__path__, "tcplab.studies."))
 

@@ -96,8 +96,8 @@ BROKEN_STUDIES = [
     ("unknown-claim-form", ('form = "equivalent"', 'form = "equivalnet"'), ["claims", 0, "form"],
      'form = "equivalnet"'),
     ("factor-without-path", ('path = "flows[0].cc.name"\n', ""), ["factors", 1], 'name = "cc_a"'),
-    ("unitless-delay-in-the-scenario", ('delay = "18ms"', "delay = 18"), ["scenario", "topology", "bottleneck", "delay"],
-     "delay = 18,"),
+    ("unitless-delay-in-the-scenario", ('delay = "18ms"', "delay = 18"),
+     ["scenario", "topology", "bottleneck", "delay"], "delay = 18,"),
     ("unknown-metric-table", ('table = "links"', 'table = "link"'), ["metrics", 2, "table"], 'table = "link"'),
 ]
 
@@ -128,7 +128,8 @@ def test_study_schema_has_hover_docs_and_embeds_the_scenario_schema() -> None:
     assert defs["Claim"]["additionalProperties"] is False and s["additionalProperties"] is False
     # The inline scenario is the scenario schema (without [sweep]); a string is a scenario file's path.
     scenario = json_schema()
-    assert props["scenario"]["then"] == {"$ref": "#/$defs/Scenario"} and props["scenario"]["type"] == ["object", "string"]
+    assert props["scenario"]["then"] == {"$ref": "#/$defs/Scenario"}
+    assert props["scenario"]["type"] == ["object", "string"] and "string (a path)" in props["scenario"]["description"]
     assert defs["Scenario"]["properties"] == {k: v for k, v in scenario["properties"].items() if k != "sweep"}
     assert all(defs[k] == v for k, v in scenario["$defs"].items() if k != "SweepValues")
 
