@@ -393,15 +393,10 @@ impl Transaction {
         let mut piggybacked = false;
         for mut seg in tx.segments.drain(..) {
             if seg.hdr.has_ack() && receiver.syn_received() {
-                seg.hdr.ack = receiver.rcv_nxt();
-                seg.hdr.wnd = receiver.window();
-                seg.hdr.ts_ecr = receiver.ts_recent();
+                (seg.hdr.ack, seg.hdr.wnd, seg.hdr.ts_ecr) = receiver.piggyback_ack();
                 piggybacked = true;
             }
             emit(seg, true);
-        }
-        if piggybacked {
-            receiver.note_ack_piggybacked();
         }
         for seg in rx.segments.drain(..) {
             if !(piggybacked && seg.hdr.flags & FLAG_SYN == 0) {

@@ -168,10 +168,6 @@ impl TcpReceiver {
     pub fn syn_received(&self) -> bool {
         self.syn_received
     }
-    /// The window this receiver advertises now, bytes.
-    pub fn window(&self) -> u64 {
-        self.adv_window.saturating_sub(self.ooo_bytes)
-    }
 
     /// The peer's SYN arrived as the SYN-ACK of a connection this host opened: the
     /// peer's data starts at sequence number 1. Nothing is sent (the host's own
@@ -181,18 +177,32 @@ impl TcpReceiver {
         self.rcv_nxt = self.rcv_nxt.max(1);
     }
 
-    /// A data segment of the host's own sender carried this receiver's ACK
-    /// (piggybacking, RFC 9293 §3.10.7.4): the pending ACK and its delayed-ACK timer
-    /// are no longer needed.
-    pub fn note_ack_piggybacked(&mut self) {
+    /// A data segment of the host's own sender carries this receiver's ACK
+    /// (piggybacking, RFC 9293 §3.10.7.4): the ACK number, the window and the echoed
+    /// timestamp to write in its header. The pending ACK and its delayed-ACK timer are
+    /// no longer needed. The window is chosen as for a pure ACK ([`Self::offered_window`]),
+    /// and under the `linux` ACK timing the segment counts against quick-ACK mode, as
+    /// every segment with ACK set does in Linux (`__tcp_transmit_skb` calls
+    /// `tcp_select_window`, then `tcp_event_ack_sent`).
+    pub fn piggyback_ack(&mut self) -> (u64, u64, u64) {
+        let wnd = self.offered_window();
+        if let Some(a) = self.linux_ack.as_mut() {
+            a.on_ack_sent();
+        }
         self.unacked_segments = 0;
         self.delack.cancel();
         self.last_ack_sent = self.rcv_nxt;
+        (self.rcv_nxt, wnd, self.ts_recent)
     }
 
-    /// TS.Recent: the timestamp an ACK sent now would echo.
-    pub fn ts_recent(&self) -> u64 {
-        self.ts_recent
+    /// The window a segment acknowledging data offers now, bytes: Linux's
+    /// `tcp_select_window` under the `linux` ACK timing (tcp/quickack.rs), else the
+    /// buffer less the out-of-order bytes it holds.
+    fn offered_window(&mut self) -> u64 {
+        match self.linux_ack.as_mut() {
+            Some(a) => a.select_window(self.rcv_nxt, self.ooo_bytes),
+            None => self.adv_window.saturating_sub(self.ooo_bytes),
+        }
     }
 
     /// Processes an arriving segment from the sender (a Not-ECT packet).
@@ -434,8 +444,7 @@ impl TcpReceiver {
         // `__tcp_transmit_skb`), before the ACK counts against quick-ACK mode.
         let wnd = match self.linux_ack.as_mut() {
             Some(a) if flags & FLAG_SYN != 0 => a.initial_window(self.rcv_nxt),
-            Some(a) => a.select_window(self.rcv_nxt, self.ooo_bytes),
-            None => self.adv_window.saturating_sub(self.ooo_bytes),
+            _ => self.offered_window(),
         };
         if flags & FLAG_SYN == 0 {
             if let Some(a) = self.linux_ack.as_mut() {
@@ -808,6 +817,38 @@ mod tests_quickack {
                 assert_eq!(acked, vec![2, 4, 6, 8]);
             }
         }
+    }
+
+    /// An ACK carried on a data segment (the RPC application's responses) offers the
+    /// window a pure ACK would offer in the same state, and counts against quick-ACK
+    /// mode like one: Linux builds both headers in `__tcp_transmit_skb`, which calls
+    /// `tcp_select_window`, then `tcp_event_ack_sent`. Segments 1-2 arrive in order and
+    /// 4 out of order; rcv_ssthresh grows from the SYN-ACK's 65,160 by 2 x 1448 per
+    /// segment (`tcp_grow_window`; 70,952 after two, as measured on the kernel) to
+    /// 73,848, offered rounded up to 128 B: 73,856, not the buffer less the
+    /// out-of-order bytes.
+    #[test]
+    fn a_piggybacked_ack_offers_the_window_of_a_pure_ack() {
+        let cfg = TcpConfig::profile("linux").unwrap();
+        let fed = || {
+            let mut r = TcpReceiver::new(&cfg);
+            let mut out = Outbox::default();
+            r.on_segment(&TcpHeader { flags: FLAG_SYN, ..Default::default() }, SimTime(0), &mut out);
+            for (k, seq) in [1, 1 + 1448, 1 + 3 * 1448].into_iter().enumerate() {
+                r.on_segment(&seg(seq), SimTime(40_000_000 + k as u64 * 100_000), &mut out);
+            }
+            r
+        };
+        let (mut pure, mut carried) = (fed(), fed());
+        let mut out = Outbox::default();
+        pure.send_ack(FLAG_ACK, &mut out);
+        let (ack, wnd, _) = carried.piggyback_ack();
+        assert_eq!((ack, wnd), (out.segments[0].hdr.ack, out.segments[0].hdr.wnd));
+        assert_eq!(ack, 1 + 2 * 1448);
+        assert_eq!(wnd, 73_856);
+        assert!(wnd < carried.adv_window - carried.ooo_bytes);
+        let quick = |r: &TcpReceiver| r.linux_ack.as_ref().unwrap().quick();
+        assert_eq!(quick(&carried), quick(&pure));
     }
 
     /// A duplicate segment (`tcp_data_queue`'s retransmit case) enters quick-ACK
