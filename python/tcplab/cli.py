@@ -620,6 +620,19 @@ def _scheduler_ok(scheduler: str | None) -> bool:
     return True
 
 
+def _reps_ok(reps: int | None) -> bool:
+    """A simulated study's ``--reps`` (None: the study's default) gives confidence intervals.
+
+    Example:
+        >>> _reps_ok(None), _reps_ok(6)
+        (True, True)
+    """
+    if reps is not None and reps < 2:
+        _err(f"--reps: at least 2 replications are needed for confidence intervals, got {reps}")
+        return False
+    return True
+
+
 def _cmd_study_all(args: argparse.Namespace) -> int:
     """``tcplab study all``: every registered study, the aggregate findings.json and the dashboard's path."""
     from tcplab import studies
@@ -713,8 +726,7 @@ def _cmd_study(args: argparse.Namespace) -> int:
         _err(f"--mode emulate: study {study.name} has no emulate mode; studies with one: "
              + ", ".join(s.name for s in studies.STUDIES.values() if s.emulate_runner))
         return EXIT_BAD_INPUT
-    if args.reps is not None and args.reps < 2 and not emulate:
-        _err(f"--reps: at least 2 replications are needed for confidence intervals, got {args.reps}")
+    if not emulate and not _reps_ok(args.reps):
         return EXIT_BAD_INPUT
     known = {p.name: p for p in (study.emulate_params if emulate else study.params)}
     params = {}
@@ -818,8 +830,7 @@ def _cmd_study_file(args: argparse.Namespace) -> int:
         print(f"wrote {path}; run it with: tcplab study run {path}")
         return EXIT_OK
     sf = studyfile.load(args.file)  # every field and every configuration's scenario, before anything runs
-    if args.reps is not None and args.reps < 2:
-        _err(f"--reps: at least 2 replications are needed for confidence intervals, got {args.reps}")
+    if not _reps_ok(args.reps):
         return EXIT_BAD_INPUT
     if not _scheduler_ok(args.scheduler):
         return EXIT_BAD_INPUT
