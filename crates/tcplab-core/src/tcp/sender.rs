@@ -1382,6 +1382,7 @@ impl TcpSender {
     fn pipe_send(&mut self, now: SimTime, out: &mut Outbox) {
         use super::scoreboard::NextSeg;
         let mss = self.cfg.mss as u64;
+        let mut head_resent = false;
         loop {
             let new_data_ok = self.has_unsent_data(self.snd_max)
                 && self.snd_max + mss <= self.snd_una.saturating_add(self.rwnd.max(mss));
@@ -1391,13 +1392,24 @@ impl TcpSender {
             }
             let sb = self.scoreboard.as_mut().expect("pipe_send without scoreboard");
             match sb.next_seg(new_data_ok) {
-                NextSeg::Retransmit { seq, .. } => self.retransmit_at(seq, now, out),
+                NextSeg::Retransmit { seq, .. } => {
+                    head_resent |= seq == self.snd_una;
+                    self.retransmit_at(seq, now, out)
+                }
                 NextSeg::NewData => {
                     self.snd_nxt = self.snd_max;
                     self.send_segment_at(self.snd_max, now, out);
                 }
                 NextSeg::Nothing => break,
             }
+        }
+        // Linux's RTO management (`rtt_estimator = "linux"`): resending the head of the
+        // retransmission queue restarts the RTO, unless RACK's reorder timer holds the
+        // timer slot (`tcp_xmit_retransmit_queue`'s `rearm_timer`). RFC 6298 restarts
+        // it only on an ACK of new data (§5.3), so a lost retransmission of the head
+        // whose repair comes back after that deadline times out there.
+        if head_resent && self.cfg.rtt_estimator == RttEstimatorKind::Linux && self.reo_timer.deadline().is_none() {
+            self.rto_timer.arm(TimerKind::Rto, now + self.rtt.rto(), out);
         }
         self.cwnd_limited = true;
     }
@@ -1800,6 +1812,51 @@ mod tests {
         s.on_ack(&ends, SimTime(100_000_000), &mut out);
         assert_eq!((s.ca_state(), s.stats().fast_retransmits), (CaState::Recovery, 2), "the next recovery starts on this ACK");
         assert!(out.segments.iter().any(|x| x.hdr.seq == high_seq), "N1 is retransmitted");
+    }
+
+    #[test]
+    fn linux_restarts_the_rto_when_it_resends_the_head() {
+        // Linux `tcp_xmit_retransmit_queue`: resending the first unacknowledged
+        // segment restarts the RTO (`rearm_timer`), so a head lost twice is repaired
+        // before its timeout. linux profile (IW10, MSS 1448, RACK, PRR), Reno.
+        // Segments 1..10 leave at 1 ms; at 50 ms the first is lost and 2..10 are
+        // SACKed: recovery, the head is resent at 50 ms with new data N1... At 100 ms
+        // the ACK still stands at the head and SACKs N2..: RACK deems the head's
+        // retransmission lost (sent with N1, before N2) and resends it at 100 ms,
+        // which moves the RTO from 50 ms + RTO to 100 ms + RTO. Under RFC 6298
+        // (`rtt_estimator = "rfc6298"`) it stays at 50 ms + RTO.
+        use crate::net::packet::SackBlock;
+        for linux_rto in [true, false] {
+            let mut out = Outbox::default();
+            let (mut s, mss) = linux_reno_iw10_sent(&mut out);
+            if !linux_rto {
+                s.cfg.rtt_estimator = RttEstimatorKind::Rfc6298;
+            }
+            let high_seq = 1 + 10 * mss;
+            let sacks = |a: u64, b: u64| {
+                let mut h = TcpHeader { ack: 1, flags: FLAG_ACK, wnd: 1 << 30, nsack: 1, ..Default::default() };
+                h.sack[0] = SackBlock { start: a, end: b };
+                h
+            };
+            out.clear();
+            s.on_ack(&sacks(1 + mss, high_seq), SimTime(50_000_000), &mut out);
+            assert_eq!(s.ca_state(), CaState::Recovery);
+            let new: Vec<u64> = out.segments.iter().map(|x| x.hdr.seq).filter(|&q| q >= high_seq).collect();
+            assert!(new.len() >= 2, "PRR sends new data in recovery: {new:?}");
+            let first_deadline = s.rto_timer.deadline().unwrap();
+            out.clear();
+            let mut ack = sacks(high_seq + mss, high_seq + new.len() as u64 * mss);
+            ack.nsack = 2;
+            ack.sack[1] = SackBlock { start: 1 + mss, end: high_seq };
+            s.on_ack(&ack, SimTime(100_000_000), &mut out);
+            assert!(out.segments.iter().any(|x| x.hdr.seq == 1), "the head is resent at 100 ms");
+            let deadline = s.rto_timer.deadline().unwrap();
+            if linux_rto {
+                assert_eq!(deadline, SimTime(100_000_000) + s.rtt.rto());
+            } else {
+                assert_eq!(deadline, first_deadline);
+            }
+        }
     }
 
     #[test]
