@@ -150,7 +150,8 @@ class TcpOptions(Model):
     rtt_estimator: Optional[Annotated[str, Choice(lambda: ["rfc6298", "linux"])]] = _knob(
         "rtt_estimator", "`rfc6298`: one timed segment per round trip, RTO >= min_rto; `linux`: "
                          "`tcp_rtt_estimator` (every ACK, mdev/mdev_max/rttvar, RTO = SRTT + 4 RTTVAR with that "
-                         "term >= min_rto).")
+                         "term >= min_rto), and the RTO restarts when the first unacknowledged segment is resent "
+                         "(`tcp_xmit_retransmit_queue`), where RFC 6298 restarts it only on an ACK of new data.")
     ssthresh_from_cwnd: Optional[bool] = _knob(
         "ssthresh_from_cwnd", "Loss and ECN reductions start from cwnd (Linux `tcp_reno_ssthresh` = cwnd/2) "
                               "instead of FlightSize (RFC 5681 §3.1 eq. 4).")
