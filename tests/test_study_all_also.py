@@ -160,3 +160,15 @@ def test_two_files_with_one_name_are_refused(tmp_path: Path, capsys: pytest.Capt
     assert main(["study", "all", "--also", str(a), "--also", str(b), "--out", str(out)]) == 2
     assert f"name 'tiny-file' is also the name of {a}" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_the_dashboard_with_a_study_file_renders_in_headless_chromium(also_dir: tuple[Path, Path, str],
+                                                                      tmp_path: Path) -> None:
+    from tcplab import chromium
+
+    if chromium.find() is None:
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    out, _, _ = also_dir
+    page = chromium.check_page(out / "index.html", screenshot=tmp_path / "dashboard.png")
+    assert [i for i in page.ids if i.startswith("study-")] == [f"study-{n}" for n in [*studies.names(), "tiny-file"]]
+    assert len(page.images) == 1 and all(w >= 200 and h >= 100 for w, h in page.images), page.images

@@ -281,7 +281,7 @@ def render(out: str | Path, doc: dict[str, Any]) -> str:
     rows = []
     for s in doc["studies"]:
         name = html.escape(s["study"])
-        emu = "run" if (s.get("emulation") or {}).get("status") == "run" else "not run"
+        emu = "–" if _is_file(s) else "run" if (s.get("emulation") or {}).get("status") == "run" else "not run"
         seed = "study file" if _is_file(s) else html.escape(s["seed"])
         rows.append(f"<tr><td class='l'><a href='#study-{name}'>{name}</a></td><td>{seed}</td>"
                     f"<td class='l'>{html.escape(s['status'])}</td>"
