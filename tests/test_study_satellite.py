@@ -312,3 +312,52 @@ def test_the_probes_are_switched_with_set() -> None:
     plain = C.plan(C.StudyParams(reps=2, errors="none", **off))
     full = C.plan(C.StudyParams(reps=2, errors="none"))
     assert 0 < len(plain) < len(full)
+
+
+#: Seed 004's simplest findings written again as a study file (docs/study-files.md, "One machine").
+STUDY_FILE = Path(__file__).resolve().parents[1] / "examples" / "studies" / "satellite-enhanced-slacp.toml"
+
+
+def test_the_study_file_gives_the_bundled_study_s_statistics(tiny: tuple[Path, list[str], dict], tmp_path: Path
+                                                             ) -> None:
+    """The study file's checks S1a-S3c against the bundled study's, on the tiny run's grid (errors none and huge,
+    2 replications, seed 1): the same statistic, interval and verdict, to 1e-9.
+
+    The two share the engine, the simulator and :mod:`tcplab.studies.findings`; this test
+    finds whether the file's scenarios, seeds, metric and claims are the study's.
+    """
+    from tcplab.studies import studyfile
+
+    _, args, doc = tiny
+    assert args[args.index("--set") + 1] == "errors=none,huge" and args[args.index("--reps") + 1] == "2"
+    text = STUDY_FILE.read_text()
+    # The tiny run's error models: none and huge (so "high" is huge alone).
+    for old, new in (('  { kind = "markov", form = "preset", name = "low" },\n', ""),
+                     ('  { kind = "markov", form = "preset", name = "medium" },\n', ""),
+                     ('  { kind = "markov", form = "preset", name = "high" },\n', ""),
+                     ('  { kind = "markov", form = "preset", name = "vhigh" },\n', ""),
+                     ('labels = ["none", "low", "medium", "high", "vhigh", "huge"]', 'labels = ["none", "huge"]'),
+                     ('high_errors = ["high", "vhigh", "huge"]', 'high_errors = ["huge"]')):
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    sf = studyfile.StudyFile.from_toml(text, str(STUDY_FILE))
+    assert sf.seed == 1 and len(sf.configurations()) == 2 * 3 * 2 * 2 * 2
+    res = studyfile.run(sf, tmp_path / "file", reps=2, jobs=2, progress=False, figures=False)
+    assert not res.failures
+    bundled = {c["id"]: c for f in doc["findings"] for c in f["checks"]}
+    mine = {f["id"]: f for f in res.findings["findings"]}
+    assert sorted(mine) == ["S1a", "S1b", "S3a", "S3b", "S3c"]
+    for cid, f in mine.items():
+        (c,) = f["checks"]
+        b = bundled[cid]
+        assert c["verdict"] == b["verdict"] == f["verdict"], cid
+        st, bt = c["statistic"], b["statistic"]
+        assert st["n_replications"] == bt["n_replications"] == 2, cid
+        assert st["value"] == pytest.approx(bt["value"], abs=1e-9, rel=1e-9), cid
+        assert st["ci"] == pytest.approx(bt["ci"], abs=1e-9, rel=1e-9), cid
+        # The same form; a share needs as many configurations as claims.py's most(n) (at_least 0.51 for n < 99).
+        assert c["form"]["kind"] == b["form"]["kind"], cid
+        if c["form"]["kind"] == "share":
+            assert c["criterion"].rsplit("(", 1)[1] == b["criterion"].rsplit("(", 1)[1], cid
+        else:
+            assert c["form"] == b["form"], cid

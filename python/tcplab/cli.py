@@ -165,12 +165,21 @@ def build_parser() -> argparse.ArgumentParser:
                          "(root; one run at a time; --reps default 1), reported side by side ("
                          + ", ".join(x.name for x in studies.STUDIES.values() if x.emulate_runner) + ")")
     st.add_argument("--reps-scale", type=float, default=1.0, metavar="F",
-                    help="study all: multiply every study's replications by F (at least 2 remain; default: 1)")
+                    help="study all: multiply every study's replications by F (at least 2 remain; default: 1); "
+                         "an --also study file's `reps` too")
     st.add_argument("--preset", default=None, metavar="NAME",
                     help="study all: every study's reduced size NAME (tiny: CI size; demo: make demo's, the studies "
-                         "together in under 5 minutes on 2 cores); default: the studies' defaults")
+                         "together in under 5 minutes on 2 cores); default: the studies' defaults. A study file "
+                         "has no presets: it runs at its own `reps` (times --reps-scale) whatever the preset")
     st.add_argument("--only", type=_names, default=None, metavar="LIST",
-                    help="study all: run only these studies (the dashboard still lists every one)")
+                    help="study all: run only these studies (the dashboard still lists every one); --also study "
+                         "files always run, and their names may be listed here, so --only NAME --also NAME.toml "
+                         "runs the study file alone beside the seeds")
+    st.add_argument("--also", action="append", default=[], metavar="FILE",
+                    help="study all: also run this study file (tcplab study run's format; repeatable) into "
+                         "--out/<its name>/ with --jobs and --scheduler, after the bundled studies, and show its "
+                         "findings on the dashboard and in findings.json beside the seeds'; every file is checked "
+                         "before anything runs")
     st.add_argument("--emulate", action="store_true",
                     help="study all: also run the emulated subset of each study that has an emulate mode, into "
                          "--out/<study>/emulate (real Linux TCP, real time, needs root)")
@@ -638,6 +647,8 @@ def _cmd_study_all(args: argparse.Namespace) -> int:
     from tcplab import studies
     from tcplab.studies import suite
 
+    from tcplab.studies import studyfile
+
     for flag, value in (("--reps", args.reps), ("--links", args.links), ("--set", args.params or None)):
         if value is not None:
             _err(f"{flag}: not accepted by `tcplab study all` (it runs every study at its own settings); "
@@ -646,10 +657,25 @@ def _cmd_study_all(args: argparse.Namespace) -> int:
     if not (args.reps_scale > 0 and math.isfinite(args.reps_scale)):
         _err(f"--reps-scale: expected a number > 0, got {args.reps_scale}")
         return EXIT_BAD_INPUT
-    unknown = [n for n in args.only or [] if n not in studies.STUDIES]
-    if unknown:
-        _err(f"--only: unknown study(ies) {', '.join(unknown)}; accepted: {', '.join(studies.names())}")
+    # Every --also file is read and checked (every field, every configuration's scenario) before anything runs;
+    # a bad one is a ScenarioError, reported by main() with the file, line and field (exit 2).
+    also = []
+    for path in args.also:
+        if not Path(path).is_file():
+            _err(f"--also: no such study file: {path}")
+            return EXIT_BAD_INPUT
+        also.append(studyfile.load(path))
+    try:
+        suite.check_also(also)
+    except ValueError as e:
+        _err(str(e))
         return EXIT_BAD_INPUT
+    file_names = [sf.study_name for sf in also]
+    unknown = [n for n in args.only or [] if n not in studies.STUDIES and n not in file_names]
+    if unknown:
+        _err(f"--only: unknown study(ies) {', '.join(unknown)}; accepted: {', '.join(studies.names() + file_names)}")
+        return EXIT_BAD_INPUT
+    only = None if args.only is None else [n for n in args.only if n in studies.STUDIES]
     presets = sorted({p for s in studies.STUDIES.values() for p in s.presets})
     if args.preset is not None and args.preset not in presets:
         _err(f"--preset: unknown preset {args.preset!r}; accepted: {', '.join(presets)}")
@@ -662,16 +688,18 @@ def _cmd_study_all(args: argparse.Namespace) -> int:
     check_output_dir(out)
     _note_jobs(args)
     res = suite.run_all(out, preset=args.preset, reps_scale=args.reps_scale, jobs=args.jobs, scheduler=args.scheduler,
-                        progress=not args.no_progress, only=args.only, emulate=args.emulate)
+                        progress=not args.no_progress, only=only, emulate=args.emulate, also=also)
     for s in res.findings["studies"]:
+        is_file = s.get("kind") == suite.STUDY_FILE
+        what = f"study file {s['study_file']}" if is_file else f"seed {s['seed']}"
         if s["status"] == "not run":
-            print(f"{s['study']} (seed {s['seed']}): not run")
+            print(f"{s['study']} ({what}): not run")
             continue
         counts = {v: sum(1 for f in s["findings"] if f["verdict"] == v and not f.get("extension"))
                   for v in suite.VERDICTS}
         wall = "-" if s["wall_s"] is None else f"{s['wall_s']:.1f} s"
         ext = sum(1 for f in s["findings"] if f.get("extension"))
-        print(f"{s['study']} (seed {s['seed']}): {s['status']}; {len(s['findings']) - ext} seed findings"
+        print(f"{s['study']} ({what}): {s['status']}; {len(s['findings']) - ext} {'' if is_file else 'seed '}findings"
               + (f" (and {ext} extension{'s' if ext != 1 else ''})" if ext else "") + ": "
               + ", ".join(f"{n} {v}" for v, n in counts.items()) + f"; {wall} wall")
         if s["status"] == "failed":
@@ -683,6 +711,10 @@ def _cmd_study_all(args: argparse.Namespace) -> int:
           f"{t['inconclusive']} inconclusive, {t['not_testable']} not testable here, {t['not_run']} not run; "
           f"{t['result_sentences']} seed result sentences: {t['sentences_checked']} checked, "
           f"{t['sentences_not_testable']} not testable, {t['sentences_setup']} set-up; {res.wall_s:.1f} s wall")
+    ft = res.findings.get("file_totals")
+    if ft:
+        print(f"also: {ft['studies']} study file(s), {ft['findings']} findings: {ft['held']} held, "
+              f"{ft['contradicted']} contradicted, {ft['inconclusive']} inconclusive, {ft['not_run']} not run")
     print(f"findings: {out / 'findings.json'}")
     print(f"dashboard: {res.index.resolve()}")
     failed = [s for s in res.findings["studies"]
@@ -703,7 +735,7 @@ def _cmd_study(args: argparse.Namespace) -> int:
     if args.name == "all":
         return _cmd_study_all(args)
     for flag, given in (("--preset", args.preset is not None), ("--only", args.only is not None),
-                        ("--emulate", args.emulate),
+                        ("--emulate", args.emulate), ("--also", bool(args.also)),
                         ("--reps-scale", args.reps_scale != 1.0)):
         if given:
             _err(f"{flag}: only `tcplab study all` accepts it; `tcplab study {args.name}` takes --reps, --links, --set")
@@ -805,7 +837,8 @@ def _cmd_study_file(args: argparse.Namespace) -> int:
     for flag, given in (("--links", args.links is not None), ("--set", bool(args.params)),
                         ("--scale", args.scale is not None), ("--mode", args.mode != "simulate"),
                         ("--preset", args.preset is not None), ("--only", args.only is not None),
-                        ("--emulate", args.emulate), ("--reps-scale", args.reps_scale != 1.0)):
+                        ("--emulate", args.emulate), ("--reps-scale", args.reps_scale != 1.0),
+                        ("--also", bool(args.also))):
         if given:
             _err(f"{flag}: not accepted by `tcplab study {args.name}`; it takes "
                  + ("--reps, --jobs, --scheduler, --out, --no-progress" if args.name == "run" else "only NAME"))

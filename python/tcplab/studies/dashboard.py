@@ -20,7 +20,11 @@ Layout:
    report), claim, verdict, the full-size reference run's verdict beside it, headline
    statistic with its confidence interval; the ledger's coverage line and the result
    sentences it cannot test, with the reasons; then its emulated subset (verdicts and
-   sim-vs-kernel differences) or "emulation not run".
+   sim-vs-kernel differences) or "emulation not run";
+4. one section per study file of ``tcplab study all --also`` (after the seeds): its name,
+   its question in place of a seed and citation, its file, configurations and claims,
+   a thumbnail and the same findings table (no reference verdict: the reference run has
+   none). Their findings are totalled on their own line, apart from the seeds'.
 
 Example:
     >>> stat_line({"name": "rel. change of T", "unit": "", "value": -0.1234, "ci": [-0.2, -0.05],
@@ -192,8 +196,14 @@ def _phases(t: dict[str, Any]) -> str:
     return f"{float(t['simulate_s']):.1f} s / {float(t.get('figures_s') or 0.0):.1f} s"
 
 
+def _is_file(s: dict[str, Any]) -> bool:
+    """Whether an aggregate entry is a study file's (``--also``), not a seed's."""
+    return s.get("kind") == "study file"
+
+
 def _study_html(out: Path, s: dict[str, Any], thumbnail: str) -> str:
     name = html.escape(s["study"])
+    is_file = _is_file(s)
     runs = []
     if s.get("replications") is not None:
         runs.append(f"{s['replications']} replications")
@@ -201,9 +211,14 @@ def _study_html(out: Path, s: dict[str, Any], thumbnail: str) -> str:
         runs.append("links " + ", ".join(html.escape(str(x)) for x in s["links"]))
     if s.get("wall_s") is not None:
         runs.append(f"{_wall(s['wall_s'])} wall")
-    head = [f"<h2 id='study-{name}'>Seed {html.escape(s['seed'])} · <code>{name}</code></h2>",
-            f"<p class='cite'>{html.escape(s['citation'] or '(no citation registered)')}</p>",
-            f"<p><b>Set-up:</b> {html.escape(s['setup'])}.</p>"]
+    if is_file:
+        head = [f"<h2 id='study-{name}'>Study file · <code>{name}</code></h2>",
+                f"<p><b>Question:</b> {html.escape(s.get('question') or '(none stated in the file)')}</p>",
+                f"<p><b>Set-up:</b> {html.escape(s['setup'])}.</p>"]
+    else:
+        head = [f"<h2 id='study-{name}'>Seed {html.escape(s['seed'])} · <code>{name}</code></h2>",
+                f"<p class='cite'>{html.escape(s['citation'] or '(no citation registered)')}</p>",
+                f"<p><b>Set-up:</b> {html.escape(s['setup'])}.</p>"]
     if runs:
         head.append(f"<p class='small'>This run: {'; '.join(runs)}. "
                     + (f"<a href='{html.escape(s['report'])}'>Full report</a> · " if s.get("report") else "")
@@ -211,8 +226,14 @@ def _study_html(out: Path, s: dict[str, Any], thumbnail: str) -> str:
     if s["status"] == "failed":
         head.append(f"<p class='failed'>The study failed: {html.escape(str(s.get('error') or 'no findings.json'))}</p>")
     elif s["status"] == "not run":
-        head.append(f"<p class='small'>Not run here (<code>tcplab study {name}</code> runs it).</p>")
-    body = (_findings_table(s["findings"]) if s["findings"] else "") + _coverage_html(s)
+        how = f"tcplab study run {html.escape(str(s.get('study_file')))}" if is_file else f"tcplab study {name}"
+        head.append(f"<p class='small'>Not run here (<code>{how}</code> runs it).</p>")
+    if is_file:
+        body = ((_findings_table(s["findings"], reference=False) if s["findings"] else "")
+                + "<p class='small'>A study file's claims are its own, fixed in the file before any run; it has no "
+                  "seed and no claims ledger, and is not counted in the seeds' totals.</p>")
+    else:
+        body = (_findings_table(s["findings"]) if s["findings"] else "") + _coverage_html(s)
     thumb = ""
     study_dir = out / s["study"]
     t = thumbnail_png(study_dir, thumbnail)
@@ -222,7 +243,8 @@ def _study_html(out: Path, s: dict[str, Any], thumbnail: str) -> str:
         thumb = (f"<figure><a href='{html.escape(s['report'] or href)}'><img alt='{name} thumbnail' "
                  f"src='data:image/png;base64,{base64.b64encode(png).decode()}'></a>"
                  f"<figcaption>{html.escape(rel)}</figcaption></figure>")
-    return ("<section>" + "".join(head) + f"<div class='seed'><div class='text'>{body}{_emulation_html(s)}</div>"
+    return ("<section>" + "".join(head) + f"<div class='seed'><div class='text'>{body}"
+            f"{'' if is_file else _emulation_html(s)}</div>"
             + thumb + "</div></section>")
 
 
@@ -250,11 +272,18 @@ def render(out: str | Path, doc: dict[str, Any]) -> str:
                 f"<code>{html.escape(str(ref['path']))}</code>, git {html.escape(str(ref.get('git_revision') or '?')[:12])}, "
                 f"generated {html.escape(str(ref.get('generated')))}.</p>" if ref else
                 "<p class='small'>No full-size reference run is recorded.</p>")
+    ft = doc.get("file_totals")
+    if ft:
+        totals += (f"<p><b>Study files</b> (<code>--also</code>, not counted above): {ft['studies']} with "
+                   f"{ft['findings']} findings: <span class='held'>{ft['held']} held</span>, "
+                   f"<span class='contra'>{ft['contradicted']} contradicted</span>, "
+                   f"<span class='inconc'>{ft['inconclusive']} inconclusive</span>, {ft['not_run']} not run.</p>")
     rows = []
     for s in doc["studies"]:
         name = html.escape(s["study"])
-        emu = "run" if (s.get("emulation") or {}).get("status") == "run" else "not run"
-        rows.append(f"<tr><td class='l'><a href='#study-{name}'>{name}</a></td><td>{html.escape(s['seed'])}</td>"
+        emu = "–" if _is_file(s) else "run" if (s.get("emulation") or {}).get("status") == "run" else "not run"
+        seed = "study file" if _is_file(s) else html.escape(s["seed"])
+        rows.append(f"<tr><td class='l'><a href='#study-{name}'>{name}</a></td><td>{seed}</td>"
                     f"<td class='l'>{html.escape(s['status'])}</td>"
                     f"<td>{sum(not f.get('extension') for f in s['findings'])}</td>"
                     f"<td>{_count(s, 'held')}</td><td>{_count(s, 'contradicted')}</td><td>{_count(s, 'inconclusive')}</td>"
@@ -270,6 +299,8 @@ def render(out: str | Path, doc: dict[str, Any]) -> str:
     thumbs = {s.name: s.thumbnail for s in studies.STUDIES.values()}
     sections = [_study_html(out, s, thumbs.get(s["study"], "")) for s in doc["studies"]]
     title = f"tcplab study all: {t['studies']} seed studies, {t['findings']} seed findings"
+    if ft:
+        title += f"; {ft['studies']} study file{'s' if ft['studies'] != 1 else ''}, {ft['findings']} findings"
     return "\n".join([
         f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
         f"<style>{_CSS}</style></head><body>",

@@ -15,18 +15,31 @@ run. Then it writes:
 Nothing here knows a study by name: a study appears in the dashboard and the aggregate
 as soon as it is registered.
 
+**Study files beside the seeds** (``tcplab study all --also FILE``): ``also`` is a list of
+loaded study files (:mod:`tcplab.studies.studyfile`, every field and configuration
+checked before anything runs; :func:`check_also` refuses a name that is not a plain
+directory name or is taken). Each runs after the registered studies into
+``DIR/<name>/`` at its own ``reps`` times ``reps_scale`` (at least 2; a preset has no
+meaning for a file) and is listed after the seeds, with ``kind`` ``study file``, its
+``question`` and ``study_file`` path in place of a seed and citation. Its findings are
+counted in ``file_totals``, never in ``totals`` (which counts the seeds' own findings, so
+that two releases' seed totals stay comparable).
+
 **The aggregate ``findings.json``** (schema :data:`SCHEMA`)::
 
     {"schema": "tcplab-findings/2", "tcplab_version", "git_revision", "generated",
      "preset", "reps_scale", "wall_s", "reference": REFERENCE,
-     "totals": TOTALS, "studies": [STUDY, ...]}                 # registry order
+     "totals": TOTALS, "file_totals": TOTALS (of the study files; optional),
+     "studies": [STUDY, ...]}                 # registry order, then the study files
 
     TOTALS  = {"studies", "findings" (the seeds' own: extensions are not counted),
                "checked" (evaluated), "held", "contradicted", "inconclusive", "not_testable",
                "not_run", "extensions", "result_sentences", "sentences_checked",
                "sentences_not_testable", "sentences_setup"}
 
-    STUDY   = {"study", "seed", "citation", "setup", "status": "ok" | "failed" | "not run",
+    STUDY   = {"study", "kind": "seed" | "study file", "seed" (null for a study file),
+               "question" (a study file's), "study_file" (its path), "citation", "setup",
+               "status": "ok" | "failed" | "not run",
                "error", "replications", "links", "params", "wall_s", "tasks_run",
                "tasks_resumed", "failed_tasks", "report", "timings" (the study's own
                simulate_s, analysis_s, figures_s, report_s, total_s), "findings": [FINDING, ...],
@@ -77,17 +90,21 @@ Example:
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from tcplab.executor import Interrupted, ProgressGroup
 from tcplab.studies import findings as fnd
 
+if TYPE_CHECKING:
+    from tcplab.studies.studyfile import StudyFile
+
 __all__ = ["SCHEMA", "VERDICTS", "StudyOutcome", "SuiteResult", "run_all", "aggregate", "validate", "diff",
-           "emulation_of", "differences_of", "has_emulation", "main"]
+           "emulation_of", "differences_of", "has_emulation", "check_also", "file_reps", "main", "SEED", "STUDY_FILE"]
 
 #: The aggregate document's schema name; bumped when its shape changes.
 SCHEMA = "tcplab-findings/2"
@@ -99,6 +116,13 @@ VERDICTS: tuple[str, ...] = (*fnd.VERDICTS, fnd.NOT_RUN)
 #: The full-size reference run whose verdicts the dashboard shows beside a run's own
 #: (``tcplab study all`` at every study's default replications; docs/studies/reference.md).
 REFERENCE = Path(__file__).resolve().parents[3] / "docs" / "studies" / "reference-findings.json"
+
+#: An aggregate entry's ``kind``: a registered study of a seed, or a study file (``--also``).
+SEED = "seed"
+STUDY_FILE = "study file"
+#: A study file's name is its directory under ``DIR``: a plain name, none of the suite's own files.
+_DIR_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_RESERVED = ("findings.json", "all.json", "index.html")
 
 
 @dataclass
@@ -116,6 +140,9 @@ class StudyOutcome:
     #: With ``emulate``: wall time and error of the study's emulated subset.
     emulate_wall_s: float | None = None
     emulate_error: str | None = None
+    #: ``seed`` (a registered study) or ``study file`` (``--also``), with the file's path.
+    kind: str = SEED
+    file: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-able (for ``all.json``)."""
@@ -133,9 +160,58 @@ class SuiteResult:
     wall_s: float
 
 
+def check_also(also: Sequence["StudyFile"]) -> None:
+    """Refuses study files that cannot sit beside the registered studies in one directory.
+
+    A study file's name (its ``name``, or the file's stem) is its directory under the
+    suite's ``DIR`` and its findings' key prefix, so it must be a plain name
+    (letters, digits, ``.``, ``_``, ``-``), none of the registered studies' names, none of
+    the suite's own files, and unique among the files.
+
+    Raises:
+        ValueError: naming the file, the name and what is accepted.
+
+    Example:
+        >>> from tcplab.studies.studyfile import StudyFile, TEMPLATE
+        >>> check_also([StudyFile.from_toml(TEMPLATE.format(name="satellite"), "mine.toml")])
+        Traceback (most recent call last):
+        ...
+        ValueError: --also mine.toml: name 'satellite' is a registered study's; give the file another `name`
+    """
+    from tcplab import studies
+
+    seen: dict[str, str] = {}
+    for sf in also:
+        name, file = sf.study_name, sf._file
+        if not _DIR_NAME.match(name) or name in _RESERVED:
+            raise ValueError(f"--also {file}: name {name!r} is not a plain directory name; accepted: letters, digits, "
+                             "'.', '_' and '-', starting with a letter or digit, other than " + ", ".join(_RESERVED))
+        if name in studies.STUDIES:
+            raise ValueError(f"--also {file}: name {name!r} is a registered study's; give the file another `name`")
+        if name in seen:
+            raise ValueError(f"--also {file}: name {name!r} is also the name of {seen[name]}; give one of them "
+                             "another `name`")
+        seen[name] = file
+
+
+def file_reps(sf: "StudyFile", reps_scale: float = 1.0) -> int:
+    """A study file's replications under ``tcplab study all``: its ``reps`` x ``reps_scale``, at least 2
+    (the rule of :meth:`tcplab.studies.Study.settings`; a preset has no meaning for a file).
+
+    Example:
+        >>> from tcplab.studies.studyfile import StudyFile, TEMPLATE
+        >>> sf = StudyFile.from_toml(TEMPLATE.format(name="demo"))
+        >>> sf.reps, file_reps(sf, 0.5), file_reps(sf, 0.01)
+        (6, 3, 2)
+    """
+    if not reps_scale > 0:
+        raise ValueError(f"reps_scale must be > 0, got {reps_scale}")
+    return max(2, round(sf.reps * reps_scale))
+
+
 def run_all(out: str | Path, preset: str | None = None, reps_scale: float = 1.0, jobs: int | None = None,
             scheduler: str | None = None, progress: bool = True, only: Sequence[str] | None = None,
-            emulate: bool = False) -> SuiteResult:
+            emulate: bool = False, also: Sequence["StudyFile"] = ()) -> SuiteResult:
     """Runs (or resumes) every registered study into ``out/<study>/``, then the aggregate and dashboard.
 
     Args:
@@ -145,25 +221,38 @@ def run_all(out: str | Path, preset: str | None = None, reps_scale: float = 1.0,
         reps_scale: multiplies each study's replications (at least 2 remain).
         jobs, scheduler: the engine, as for ``tcplab study``.
         progress: one progress display on stderr.
-        only: run only these studies (the others are listed as ``not run``).
+        only: run only these registered studies (the others are listed as ``not run``;
+            an empty list runs none of them). ``None``: every one.
         emulate: after its simulation, run each study's emulated subset (its emulate mode,
             :func:`has_emulation`; real time, needs root) into ``out/<study>/emulate``;
             studies without one are unchanged.
+        also: study files (loaded and checked, :func:`tcplab.studies.studyfile.load`),
+            run after the registered studies into ``out/<name>/`` at :func:`file_reps`
+            replications, and listed after them (module doc).
 
     Raises:
         KeyError: a name in ``only`` is not registered.
-        ValueError: ``reps_scale`` is not positive.
+        ValueError: ``reps_scale`` is not positive, or a study file's name is refused
+            (:func:`check_also`); nothing has run.
     """
     from tcplab import studies
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    chosen = [studies.get(n).name for n in only] if only else studies.names()
+    chosen = [studies.get(n).name for n in only] if only is not None else studies.names()
     plan = {name: studies.get(name).settings(preset, reps_scale) for name in chosen}  # refuses bad values first
+    check_also(also)
+    files = {sf.study_name: sf for sf in also}
     t0 = time.perf_counter()
     outcomes: list[StudyOutcome] = [StudyOutcome(name, "not run", plan.get(name, {})) for name in studies.names()]
-    with ProgressGroup(len(chosen), enabled=progress, label="study all", unit="studies") as group:
+    outcomes += [StudyOutcome(name, "not run", {"reps": file_reps(sf, reps_scale)}, kind=STUDY_FILE, file=sf._file)
+                 for name, sf in files.items()]
+    with ProgressGroup(len(chosen) + len(files), enabled=progress, label="study all", unit="studies") as group:
         for outcome in outcomes:
+            if outcome.kind == STUDY_FILE:
+                _run_file(out, files[outcome.name], outcome, jobs, scheduler, progress, group)
+                _write_manifest(out, preset, reps_scale, outcomes, time.perf_counter() - t0)
+                continue
             if outcome.name not in plan:
                 continue
             study = studies.get(outcome.name)
@@ -193,13 +282,36 @@ def run_all(out: str | Path, preset: str | None = None, reps_scale: float = 1.0,
             group.advance()
             _write_manifest(out, preset, reps_scale, outcomes, time.perf_counter() - t0)
     wall = round(time.perf_counter() - t0, 3)
-    doc = aggregate(out, outcomes, preset=preset, reps_scale=reps_scale, wall_s=wall)
+    doc = aggregate(out, outcomes, preset=preset, reps_scale=reps_scale, wall_s=wall, also=also)
     from tcplab.studies import dashboard, engine
 
     engine.write_json(doc, out / "findings.json")
     index = dashboard.write(out, doc)
     _write_manifest(out, preset, reps_scale, outcomes, time.perf_counter() - t0)
     return SuiteResult(out, index, doc, outcomes, wall)
+
+
+def _run_file(out: Path, sf: "StudyFile", outcome: StudyOutcome, jobs: int | None, scheduler: str | None,
+              progress: bool, group: ProgressGroup) -> None:
+    """Runs (or resumes) one study file of ``also`` into ``out/<name>/``; its outcome is recorded in ``outcome``."""
+    from tcplab.studies import studyfile
+
+    t_study = time.perf_counter()
+    group.status(f"{outcome.name} (study file)")
+    try:
+        res = studyfile.run(sf, out / outcome.name, reps=outcome.settings["reps"], jobs=jobs, scheduler=scheduler,
+                            progress=progress)
+    except Interrupted as e:  # Ctrl-C: what finished is on disk, as for a registered study
+        e.of = f"study file {outcome.file}"
+        raise
+    except (RuntimeError, ValueError, OSError) as e:  # recorded; the dashboard is still written
+        outcome.status, outcome.error = "failed", f"{type(e).__name__}: {e}"
+    else:
+        outcome.status = "ok"
+        outcome.tasks_run, outcome.tasks_resumed, outcome.failed_tasks = res.ran, res.skipped, len(res.failures)
+    outcome.wall_s = round(time.perf_counter() - t_study, 3)
+    group.status(f"{outcome.name} done")
+    group.advance()
 
 
 def _write_manifest(out: Path, preset: str | None, reps_scale: float, outcomes: list[StudyOutcome],
@@ -337,13 +449,16 @@ def emulation_of(study_dir: Path, findings: dict[str, Any] | None) -> dict[str, 
 
 
 def aggregate(out: str | Path, outcomes: Sequence[StudyOutcome] | None = None, preset: str | None = None,
-              reps_scale: float = 1.0, wall_s: float | None = None, reference: Path | None = None) -> dict[str, Any]:
-    """The aggregate ``findings.json`` of ``out`` (every registered study, registry order).
+              reps_scale: float = 1.0, wall_s: float | None = None, reference: Path | None = None,
+              also: Sequence["StudyFile"] = ()) -> dict[str, Any]:
+    """The aggregate ``findings.json`` of ``out`` (every registered study, registry order, then ``also``).
 
     Studies without a ``findings.json`` under ``out`` appear with ``status`` ``not run``
     (or ``failed``, with the error, when ``outcomes`` says so) and no findings. Each
     finding carries the verdict of the full-size reference run (``reference``, default
-    :data:`REFERENCE`) as ``reference_verdict``.
+    :data:`REFERENCE`) as ``reference_verdict`` (none for a study file's: the reference
+    run has none). ``also``: the study files of ``tcplab study all --also``, read from
+    ``out/<name>/`` (module doc, "Study files beside the seeds").
     """
     from tcplab import __version__, studies
     from tcplab.studies import engine
@@ -367,7 +482,7 @@ def aggregate(out: str | Path, outcomes: Sequence[StudyOutcome] | None = None, p
             f["reference_verdict"] = ref_verdicts.get(f["key"])
         led = (doc or {}).get("ledger") or {}
         entries.append({
-            "study": study.name, "seed": study.seed, "citation": study.citation, "setup": study.summary,
+            "study": study.name, "kind": SEED, "seed": study.seed, "citation": study.citation, "setup": study.summary,
             "status": status, "error": outcome.error if outcome else None,
             "replications": (doc or {}).get("replications"), "links": (doc or {}).get("links"),
             "params": manifest.get("params"),
@@ -381,9 +496,48 @@ def aggregate(out: str | Path, outcomes: Sequence[StudyOutcome] | None = None, p
             "emulation": {**emulation_of(d, doc), "available": has_emulation(study),
                           "error": outcome.emulate_error if outcome else None},
         })
-    return {"schema": SCHEMA, "tcplab_version": __version__, "git_revision": engine.git_revision(),
-            "generated": engine.now(), "preset": preset, "reps_scale": reps_scale, "wall_s": wall_s,
-            "reference": ref_info, "totals": _totals(entries), "studies": entries}
+    files = [_file_entry(out, sf, by_name.get(sf.study_name)) for sf in also]
+    doc = {"schema": SCHEMA, "tcplab_version": __version__, "git_revision": engine.git_revision(),
+           "generated": engine.now(), "preset": preset, "reps_scale": reps_scale, "wall_s": wall_s,
+           "reference": ref_info, "totals": _totals(entries), "studies": entries + files}
+    if files:
+        doc["file_totals"] = _file_totals(files)
+    return doc
+
+
+def _file_entry(out: Path, sf: "StudyFile", outcome: StudyOutcome | None) -> dict[str, Any]:
+    """A study file's entry in the aggregate: the shape of a seed's, with its question and path for a seed."""
+    name = sf.study_name
+    d = out / name
+    doc = _read_json(d / "findings.json")
+    manifest = _read_json(d / "study.json") or {}
+    status = outcome.status if outcome else ("ok" if doc is not None else "not run")
+    if status == "ok" and doc is None:
+        status = "failed"
+    report = f"{name}/report.html" if (d / "report.html").is_file() else None
+    timings = manifest.get("timings") or {}
+    factors = "; ".join(f"{f.name}: {', '.join(f.labels or [])}" for f in sf.factors)
+    setup = (f"{len(sf.configurations())} configurations ({factors}), {len(sf.metrics)} metric(s), "
+             f"{len(sf.claims)} claim(s); study file {sf._file}")
+    return {
+        "study": name, "kind": STUDY_FILE, "seed": None, "question": sf.question, "study_file": sf._file,
+        "citation": None, "setup": setup, "status": status, "error": outcome.error if outcome else None,
+        "replications": (doc or {}).get("replications"), "links": None, "params": manifest.get("params"),
+        "wall_s": outcome.wall_s if outcome and outcome.wall_s is not None else timings.get("total_s"),
+        "tasks_run": manifest.get("ran"), "tasks_resumed": manifest.get("skipped"),
+        "failed_tasks": len(manifest.get("failures") or []), "report": report,
+        "timings": {k: timings[k] for k in ("simulate_s", "analysis_s", "figures_s", "report_s", "total_s")
+                    if k in timings},
+        "findings": [dict(_finding(name, f, report), reference_verdict=None) for f in (doc or {}).get("findings", [])],
+        "coverage": None, "not_testable": [],
+        "emulation": {"status": "not run", "scope": None, "source": None, "findings": [], "differences": [],
+                      "available": False, "error": None},
+    }
+
+
+def _file_totals(entries: Sequence[dict[str, Any]]) -> dict[str, int]:
+    """The study files' findings by verdict (``file_totals``): :func:`_totals` without the ledgers' sentences."""
+    return {k: v for k, v in _totals(entries).items() if not k.startswith(("sentences_", "result_"))}
 
 
 def validate(doc: dict[str, Any]) -> None:
@@ -402,7 +556,10 @@ def validate(doc: dict[str, Any]) -> None:
         raise ValueError(f"findings.json: missing key(s) {', '.join(missing)}")
     keys: set[str] = set()
     for s in doc["studies"]:
-        for k in ("study", "seed", "citation", "setup", "status", "findings", "emulation", "wall_s", "report"):
+        need = ("study", "seed", "citation", "setup", "status", "findings", "emulation", "wall_s", "report")
+        if s.get("kind") == STUDY_FILE:
+            need += ("question", "study_file")
+        for k in need:
             if k not in s:
                 raise ValueError(f"findings.json: study {s.get('study')!r}: missing {k!r}")
         if s["status"] not in ("ok", "failed", "not run"):
@@ -415,9 +572,16 @@ def validate(doc: dict[str, Any]) -> None:
             keys.add(f["key"])
             if f.get("verdict") not in VERDICTS:
                 raise ValueError(f"{where}: verdict {f.get('verdict')!r}; expected one of {', '.join(VERDICTS)}")
-    want = _totals(doc["studies"])
+    seeds = [s for s in doc["studies"] if s.get("kind") != STUDY_FILE]
+    files = [s for s in doc["studies"] if s.get("kind") == STUDY_FILE]
+    want = _totals(seeds)
     if doc["totals"] != want:
         raise ValueError(f"findings.json: totals {doc['totals']} disagree with the findings ({want})")
+    if files or "file_totals" in doc:
+        want = _file_totals(files)
+        if doc.get("file_totals") != want:
+            raise ValueError(f"findings.json: file_totals {doc.get('file_totals')} disagree with the study files' "
+                             f"findings ({want})")
 
 
 def diff(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
