@@ -574,3 +574,87 @@ def test_emulate_mode_is_refused_for_a_study_without_one(tmp_path: Path, capsys:
     assert "study iw-irto has no emulate mode" in err and "home-gateway, iw-testbed" in err
     assert main(["study", "home-gateway", "--mode", "emulate", "--set", "fine_reps=2", "--out", str(tmp_path / "y")]) == 2
     assert "ps_limits" in capsys.readouterr().err  # emulate mode takes its own parameters
+
+
+STUDY_FILE = """
+name = "tiny-emu"
+question = "Does CUBIC get more goodput than Reno on a 10 Mbit/s path with 1 % loss?"
+reps = 2
+
+[scenario]
+duration = "2s"
+
+[scenario.topology]
+kind = "dumbbell"
+pairs = 1
+bottleneck = { rate = "10Mbps", delay = "10ms", queue = { kind = "drop_tail", limit = "50pkt" }, error = { kind = "bernoulli", per = 0.01 } }
+sender_access = { rate = "100Mbps", delay = "1ms" }
+receiver_access = { rate = "100Mbps", delay = "1ms" }
+
+[scenario.tcp]
+profile = "linux"
+
+[[scenario.flows]]
+name = "bulk"
+cc = { name = "reno" }
+
+[[factors]]
+name = "cc"
+path = "flows[0].cc.name"
+values = ["reno", "cubic"]
+
+[[metrics]]
+name = "goodput"
+table = "flows"
+column = "goodput_bps"
+aggregate = "mean"
+unit = "bit/s"
+
+[[claims]]
+id = "C1"
+text = "CUBIC gets more goodput than Reno."
+form = "directional"
+side = "above"
+metric = "goodput"
+compare = { factor = "cc", test = "cubic", ref = "reno", relative = true }
+"""
+
+
+@needs_kernel
+def test_a_study_file_in_emulate_mode_judges_its_claims_on_real_linux(tmp_path: Path, capsys) -> None:
+    """`tcplab study run FILE --mode emulate`: each replication on both engines with the same
+    seed; the claim's statistic is the kernel's paired relative difference, not the
+    simulator's; the side-by-side table holds both. 4 emulated runs of 2 s."""
+    import pandas as pd
+
+    f = tmp_path / "tiny.toml"
+    f.write_text(STUDY_FILE)
+    out = tmp_path / "out"
+    assert main(["study", "run", str(f), "--mode", "emulate", "--no-progress", "--out", str(out)]) == 0
+    runs = pd.read_parquet(out / "runs.parquet")
+    assert sorted(runs.groupby(["cc", "engine"]).size().items()) == [
+        (("cubic", "kernel"), 2), (("cubic", "sim"), 2), (("reno", "kernel"), 2), (("reno", "sim"), 2)]
+    kernel = runs[runs.engine == "kernel"].pivot(index="rep", columns="cc", values="goodput")
+    sim = runs[runs.engine == "sim"].pivot(index="rep", columns="cc", values="goodput")
+    assert (runs.loc[runs.engine == "kernel", "kernel_release"] != "").all()
+    doc = json.loads((out / "findings.json").read_text())
+    value = doc["findings"][0]["checks"][0]["statistic"]["value"]
+    assert doc["mode"] == "emulate"
+    assert value == pytest.approx(((kernel.cubic - kernel.reno) / kernel.reno).mean(), rel=1e-9)
+    assert value != pytest.approx(((sim.cubic - sim.reno) / sim.reno).mean(), rel=1e-9)
+    comp = pd.read_parquet(out / "comparison.parquet").set_index("cc")
+    assert comp.loc["reno", "kernel"] == pytest.approx(kernel.reno.mean())
+    assert comp.loc["cubic", "sim"] == pytest.approx(sim.cubic.mean())
+    assert "side by side" in (out / "report.html").read_text()
+
+
+@needs_kernel
+def test_a_study_file_the_kernel_cannot_run_is_refused_with_its_configuration(tmp_path: Path, capsys) -> None:
+    f = tmp_path / "tiny.toml"
+    f.write_text(STUDY_FILE.replace('values = ["reno", "cubic"]', 'values = ["reno", "cubic", "scalable"]'))
+    out = tmp_path / "out"
+    assert main(["study", "run", str(f), "--mode", "emulate", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "configuration cc=scalable: --mode emulate: this kernel cannot run it" in err and "cc=cubic" not in err
+    assert not out.exists()
+    assert main(["study", "run", str(f), "--mode", "emulate", "--jobs", "2", "--out", str(out)]) == 2

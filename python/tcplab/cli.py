@@ -163,7 +163,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="simulate (default): the study's full grid in the simulator; emulate: a reduced grid that fits "
                          "real time, run in the simulator and with this machine's kernel TCP through the emulator "
                          "(root; one run at a time; --reps default 1), reported side by side ("
-                         + ", ".join(x.name for x in studies.STUDIES.values() if x.emulate_runner) + ")")
+                         + ", ".join(x.name for x in studies.STUDIES.values() if x.emulate_runner) + "); "
+                         "study run FILE.toml --mode emulate: every configuration x replication on real Linux and "
+                         "in the simulator, the claims judged on real Linux (into results/NAME-emulate)")
     st.add_argument("--reps-scale", type=float, default=1.0, metavar="F",
                     help="study all: multiply every study's replications by F (at least 2 remain; default: 1); "
                          "an --also study file's `reps` too")
@@ -835,13 +837,13 @@ def _cmd_study_file(args: argparse.Namespace) -> int:
     from tcplab.studies import studyfile
 
     for flag, given in (("--links", args.links is not None), ("--set", bool(args.params)),
-                        ("--scale", args.scale is not None), ("--mode", args.mode != "simulate"),
+                        ("--scale", args.scale is not None), ("--mode", args.mode != "simulate" and args.name == "new"),
                         ("--preset", args.preset is not None), ("--only", args.only is not None),
                         ("--emulate", args.emulate), ("--reps-scale", args.reps_scale != 1.0),
                         ("--also", bool(args.also))):
         if given:
             _err(f"{flag}: not accepted by `tcplab study {args.name}`; it takes "
-                 + ("--reps, --jobs, --scheduler, --out, --no-progress" if args.name == "run" else "only NAME"))
+                 + ("--reps, --jobs, --scheduler, --mode, --out, --no-progress" if args.name == "run" else "only NAME"))
             return EXIT_BAD_INPUT
     if args.file is None:
         _err(f"`tcplab study {args.name}` needs " + ("the study file: tcplab study run FILE.toml" if args.name == "run"
@@ -863,18 +865,32 @@ def _cmd_study_file(args: argparse.Namespace) -> int:
         print(f"wrote {path}; run it with: tcplab study run {path}")
         return EXIT_OK
     sf = studyfile.load(args.file)  # every field and every configuration's scenario, before anything runs
+    emulate = args.mode == "emulate"
     if not _reps_ok(args.reps):
+        return EXIT_BAD_INPUT
+    if emulate and (args.jobs is not None or args.scheduler is not None):
+        _err("--mode emulate runs one emulation at a time in this process (real time: two at once would share the "
+             "cores and disturb each other's timing); leave out --jobs and --scheduler")
         return EXIT_BAD_INPUT
     if not _scheduler_ok(args.scheduler):
         return EXIT_BAD_INPUT
     if _core_missing():
         return EXIT_RUN_FAILED
-    out = args.out or Path("results") / sf.study_name
+    if emulate:
+        from tcplab.emulation import EmulationFailed, EmulatorNotFound
+
+        try:
+            studyfile.check_emulable(sf)  # every configuration, before anything runs
+        except (EmulatorNotFound, EmulationFailed) as e:
+            _err(f"--mode emulate: {e}")
+            return EXIT_RUN_FAILED
+    out = args.out or Path("results") / (sf.study_name + ("-emulate" if emulate else ""))
     check_output_dir(out)
-    _note_jobs(args)
+    if not emulate:
+        _note_jobs(args)
     try:
         result = studyfile.run(sf, out, reps=args.reps, jobs=args.jobs, scheduler=args.scheduler,
-                               progress=not args.no_progress)
+                               progress=not args.no_progress, mode=args.mode)
     except RuntimeError as e:
         _err(f"{sf.study_name}: {e}")
         return EXIT_RUN_FAILED

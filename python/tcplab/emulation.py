@@ -39,7 +39,7 @@ from tcplab.results import RunResult
 from tcplab.runner import as_scenario, with_traces
 from tcplab.scenario import Scenario
 
-__all__ = ["emulate", "emulate_core", "emulator_path", "kernel_info", "bench", "bench_scenario", "BENCH", "EmulationRefused",
+__all__ = ["emulate", "emulate_core", "check_core", "emulator_path", "kernel_info", "bench", "bench_scenario", "BENCH", "EmulationRefused",
            "EmulationFailed", "EmulationInterrupted", "EmulatorNotFound"]
 
 
@@ -188,6 +188,24 @@ def emulate(
     result = RunResult.from_core(doc, scenario=core)
     result.meta["wall_s"] = wall
     return result
+
+
+def check_core(core: dict[str, Any]) -> None:
+    """Asks the emulator whether this host's kernel can run a resolved core scenario
+    (``tcplab-emu check``: refusals only, nothing is started).
+
+    Raises:
+        EmulationRefused: the kernel cannot run it as asked; one reason per line.
+        EmulationFailed: the emulator failed otherwise.
+        EmulatorNotFound: the binary is not built.
+    """
+    proc = subprocess.run([str(emulator_path()), "check", "--scenario", "-"], input=json.dumps(core, sort_keys=True),
+                          capture_output=True, text=True, timeout=60, check=False)
+    message = "\n".join(line.removeprefix("tcplab-emu: error: ") for line in proc.stderr.splitlines()).strip()
+    if proc.returncode == 2:
+        raise EmulationRefused(message)
+    if proc.returncode != 0:
+        raise EmulationFailed(message or f"tcplab-emu check exited with status {proc.returncode}")
 
 
 def emulate_core(core: dict[str, Any], seed: int = 0, *, sample_ns: int = 2_000_000, late_bound_ns: int = 1_000_000,

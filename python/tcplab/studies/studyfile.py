@@ -49,6 +49,7 @@ import itertools
 import json
 import math
 import re
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Annotated, Any, Optional
@@ -67,7 +68,7 @@ from tcplab.studies import findings as F
 from tcplab.studies.engine import BlockTask, StudyResult
 
 __all__ = ["StudyFile", "Factor", "Metric", "Claim", "FileStudy", "RunParams", "load", "run", "metric_value",
-           "simulate_block", "identical_warning", "reference_markdown", "TEMPLATE", "AGGREGATES", "FORMS", "STUDY_VERSION"]
+           "simulate_block", "identical_warning", "side_by_side", "check_emulable", "reference_markdown", "TEMPLATE", "AGGREGATES", "FORMS", "STUDY_VERSION"]
 
 #: Bumped when a task's results change, so old task files are not reused.
 STUDY_VERSION = 1
@@ -88,6 +89,11 @@ FORMS = ("directional", "equivalent", "differs", "contrast", "every", "share", "
 BASE_FORMS = ("directional", "equivalent", "differs")
 #: Columns of the runs table besides the factors and metrics.
 RUN_META = ("rep", "seed", "events", "digest")
+#: ``--mode emulate``: every replication runs on both engines, the simulator (``sim``) and
+#: real Linux TCP through the emulator (``kernel``, docs/emulation.md), on the same
+#: scenario and seed; these columns follow :data:`RUN_META` in the runs table.
+ENGINES = ("sim", "kernel")
+EMULATE_META = ("engine", "wall_s", "sched_p99_s", "behind", "kernel_release")
 #: Keys of a task's spec, which a factor may not be named.
 _SPEC_KEYS = ("study", "version", "scenario", "reps", "metrics", "factors")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -601,21 +607,39 @@ def simulate_block(spec: dict[str, Any]) -> dict[str, Any]:
     from tcplab.runner import run_core
 
     sc = Scenario.from_dict(spec["scenario"])
-    runs: dict[str, list[Any]] = {k: [] for k in (*RUN_META, *(m["name"] for m in spec["metrics"]))}
+    emulate = spec.get("mode") == "emulate"
+    meta_cols = (*RUN_META, *EMULATE_META) if emulate else RUN_META
+    runs: dict[str, list[Any]] = {k: [] for k in (*meta_cols, *(m["name"] for m in spec["metrics"]))}
     kept: dict[str, list[pd.DataFrame]] = {k: [] for k in KEPT_TABLES}
     first, stop = spec["reps"]
     for rep in range(first, stop):
         seed = int(spec["seed"]) + rep
-        res = RunResult.from_core(run_core(sc.to_core_json(seed), seed))
-        tables = _named(res.tables())
-        for k, v in (("rep", rep), ("seed", seed), ("events", int(res.meta.get("events", 0))),
-                     ("digest", str(res.meta.get("digest", "")))):
-            runs[k].append(v)
-        for m in spec["metrics"]:
-            runs[m["name"]].append(metric_value(tables, m))
-        for k in KEPT_TABLES:
-            if len(tables[k]):
-                kept[k].append(tables[k].assign(rep=rep))
+        for eng in ENGINES if emulate else ("sim",):
+            facts: dict[str, Any] = {}
+            if eng == "kernel":
+                from tcplab.emulation import emulate_core
+
+                core = sc.to_core(seed)
+                doc, wall = emulate_core(core, seed, quiet=True)
+                e = doc["meta"]["emulation"]
+                facts = {"wall_s": wall, "sched_p99_s": float(e["sched_error"]["p99_s"]), "behind": bool(e["behind"]),
+                         "kernel_release": str(e.get("kernel", ""))}
+                res = RunResult.from_core(doc, scenario=core)
+            else:
+                t0 = time.perf_counter()
+                res = RunResult.from_core(run_core(sc.to_core_json(seed), seed))
+                facts = {"wall_s": time.perf_counter() - t0, "sched_p99_s": math.nan, "behind": False,
+                         "kernel_release": ""}
+            tables = _named(res.tables())
+            for k, v in (("rep", rep), ("seed", seed), ("events", int(res.meta.get("events", 0))),
+                         ("digest", str(res.meta.get("digest", ""))), ("engine", eng), *facts.items()):
+                if k in runs:
+                    runs[k].append(v)
+            for m in spec["metrics"]:
+                runs[m["name"]].append(metric_value(tables, m))
+            for k in KEPT_TABLES:
+                if len(tables[k]):
+                    kept[k].append(tables[k].assign(rep=rep, **({"engine": eng} if emulate else {})))
     out: dict[str, Any] = {"runs": runs}
     factors = set(spec.get("factors", ()))
     for k, parts in kept.items():
@@ -737,12 +761,39 @@ def identical_warning(sf: StudyFile, runs: pd.DataFrame) -> str | None:
 # The study's definition for the shared machine
 
 
+def side_by_side(runs: pd.DataFrame, factors: list[str], metrics: list[str]) -> pd.DataFrame:
+    """``--mode emulate``: per configuration and metric, the simulator's and real Linux's means
+    over the replications, ``difference`` = kernel - sim and ``relative`` = difference / |sim|
+    (NaN when sim is 0): the simulator's error against a real stack on the same scenario
+    and seeds. No verdict: a study file states no tolerance for it.
+
+    Example:
+        >>> runs = pd.DataFrame({"q": ["a"] * 4, "rep": [0, 0, 1, 1], "engine": ["sim", "kernel"] * 2,
+        ...                      "g": [10.0, 11.0, 12.0, 12.0]})
+        >>> side_by_side(runs, ["q"], ["g"])[["q", "metric", "sim", "kernel", "relative"]].values.tolist()
+        [['a', 'g', 11.0, 11.5, 0.045454545454545456]]
+    """
+    rows = []
+    for key, part in runs.groupby(factors, sort=False):
+        key = key if isinstance(key, tuple) else (key,)
+        for m in metrics:
+            sim = float(part.loc[part["engine"] == "sim", m].mean())
+            kern = float(part.loc[part["engine"] == "kernel", m].mean())
+            rel = (kern - sim) / abs(sim) if sim and math.isfinite(sim) else math.nan
+            rows.append({**dict(zip(factors, key)), "metric": m, "sim": sim, "kernel": kern, "difference": kern - sim,
+                         "relative": rel, "n": int((part["engine"] == "kernel").sum())})
+    return pd.DataFrame(rows)
+
+
 @dataclass(frozen=True)
 class RunParams:
-    """How a study file is run: replications (``--reps``) and the file it came from."""
+    """How a study file is run: replications (``--reps``), the file it came from, and the
+    mode: ``simulate``, or ``emulate`` (each replication on the simulator and on real
+    Linux, :data:`ENGINES`; the claims are judged on real Linux's runs)."""
 
     reps: int
     file: str
+    mode: str = "simulate"
 
 
 class FileStudy(engine.StudyDefinition):
@@ -770,6 +821,8 @@ class FileStudy(engine.StudyDefinition):
                 stop = min(first + BLOCK, params.reps)
                 spec = {"study": self.name, "version": STUDY_VERSION, "scenario": doc, "reps": [first, stop],
                         "seed": self.sf.seed, "metrics": metrics, "factors": list(config), **config}
+                if params.mode == "emulate":  # its own tasks: simulated-only tasks keep their keys
+                    spec["mode"] = "emulate"
                 tasks.append(BlockTask(engine.task_key(spec), spec, stop - first))
         return tasks
 
@@ -778,16 +831,23 @@ class FileStudy(engine.StudyDefinition):
         return (self._index[json.dumps(config, sort_keys=True)], spec["reps"][0])
 
     def n_runs(self, params: RunParams) -> int:
-        return len(self.sf.configurations()) * params.reps
+        return len(self.sf.configurations()) * params.reps * (len(ENGINES) if params.mode == "emulate" else 1)
 
     def params_dict(self, params: RunParams) -> dict[str, Any]:
         return {**asdict(params), "seed": self.sf.seed, "configurations": len(self.sf.configurations())}
 
     def analyse(self, tables: dict[str, pd.DataFrame], params: RunParams
                 ) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
-        runs = tables["runs"]
         factors = [f.name for f in self.sf.factors]
         metrics = [m.name for m in self.sf.metrics]
+        emulate = params.mode == "emulate"
+        out: dict[str, pd.DataFrame] = {}
+        runs = tables["runs"]
+        sim_runs = runs
+        if emulate:
+            sim_runs = runs[runs["engine"] == "sim"]
+            out["comparison"] = side_by_side(runs, factors, metrics)
+            runs = runs[runs["engine"] == "kernel"]
         rows = []
         for key, part in runs.groupby(factors, sort=False):
             key = key if isinstance(key, tuple) else (key,)
@@ -797,12 +857,15 @@ class FileStudy(engine.StudyDefinition):
                 row.update({m: e["value"], f"{m}_ci_low": e["ci"][0], f"{m}_ci_high": e["ci"][1]})
             row["n"] = len(part)
             rows.append(row)
-        summary = pd.DataFrame(rows)
+        out["summary"] = pd.DataFrame(rows)
+        method = F.METHOD + ("; every claim judged on real Linux TCP (the emulator, this host's kernel) on the "
+                             "study's scenarios and seeds" if emulate else "")
         doc = F.document(self.name, self.seed_study, self.params_dict(params), int(runs["rep"].nunique()), [],
-                         F.METHOD, evaluate(self.sf, runs), question=self.sf.question, study_file=params.file,
-                         warnings=[w for w in [identical_warning(self.sf, runs)] if w])
+                         method, evaluate(self.sf, runs), question=self.sf.question, study_file=params.file,
+                         warnings=[w for w in [identical_warning(self.sf, sim_runs)] if w],
+                         **({"mode": "emulate"} if emulate else {}))
         F.validate(doc)
-        return {"summary": summary}, doc
+        return out, doc
 
     def render_figures(self, tables: dict[str, pd.DataFrame], fig_dir: Path, params: RunParams
                        ) -> list[dict[str, Any]]:
@@ -847,20 +910,70 @@ class FileStudy(engine.StudyDefinition):
                  "<details><summary>Base scenario</summary><pre>"
                  + html.escape(json.dumps(sf._base, indent=1)) + "</pre></details>")
         setup += "".join(f"<p><b>Warning:</b> {html.escape(w)}</p>" for w in findings.get("warnings", []))
+        if params.mode == "emulate":
+            runs = tables["runs"]
+            k = runs[runs["engine"] == "kernel"]
+            release = html.escape(str(k["kernel_release"].iloc[0])) if len(k) else "?"
+            setup += (f"<h3>Real Linux</h3><p>Mode <b>emulate</b>: every replication ran on real Linux TCP (this host's "
+                      f"kernel, Linux {release}) through tcplab's own link and queue models, and in the simulator on the "
+                      "same scenario and seed (docs/emulation.md). The claims below are judged on the kernel's runs; the "
+                      "side-by-side table gives the simulator's difference. Emulator timing: scheduling error p99 "
+                      f"{R.fmt(float(k['sched_p99_s'].max()) * 1e6) if len(k) else '?'} µs at worst; "
+                      f"{int(k['behind'].sum()) if len(k) else 0} run(s) fell behind the 1 ms bound "
+                      "(<code>behind</code> in <code>runs.parquet</code>).</p>")
         body = [R.nav(["runs.parquet", "summary.parquet", "flows.parquet", "findings.json", "study.json"]), setup,
                 R.findings_html(findings, "the study file", params.file),
                 R.figures_html(out, figs, {"metrics": "Metrics per configuration"}),
                 "<h2 id='summary'>Summary table</h2>" + R.table_html(tables["summary"]),
+                *(["<h2 id='side-by-side'>Simulation and real Linux, side by side</h2><p class='small'>Per "
+                   "configuration and metric, the means over the replications: <i>difference</i> = kernel - sim, "
+                   "<i>relative</i> = (kernel - sim) / |sim|.</p>" + R.table_html(tables["comparison"])]
+                  if "comparison" in tables else []),
                 R.failures_html(manifest, [f.name for f in sf.factors]), R.parameters_html(manifest)]
         intro = f"<p class='small'>{R.provenance(manifest, f'{self.n_runs(params)} runs')}</p>"
         return R.write_page(out, f"Study {self.name}", intro, body)
 
 
+def check_emulable(sf: StudyFile) -> None:
+    """``--mode emulate``: every configuration's scenario is one this host's kernel can run
+    (``tcplab-emu check``), before anything runs.
+
+    Raises:
+        ScenarioError: one line per configuration the emulator refuses, with its reasons.
+        EmulatorNotFound: the emulator is not built.
+    """
+    from tcplab.emulation import EmulationRefused, check_core
+
+    problems = []
+    for config in sf.configurations():
+        try:
+            check_core(Scenario.from_dict(sf.scenario_doc(config)).to_core(sf.seed))
+        except EmulationRefused as e:
+            # The emulator lists its reasons one per line ("- flows[0] ('a'): ..."), after a heading.
+            reasons = [r.strip().removeprefix("- ") for r in str(e).splitlines()[1:] if r.strip()] or [str(e)]
+            combo = ", ".join(f"{k}={v}" for k, v in config.items())
+            problems += [ScenarioError("--mode emulate", f"this kernel cannot run it: {r}", file=sf._file,
+                                       context=f"configuration {combo}") for r in reasons]
+    if problems:
+        raise ScenarioError.joined(problems)
+
+
 def run(path: str | Path | StudyFile, out: str | Path, reps: int | None = None, jobs: int | None = None,
-        scheduler: str | None = None, progress: bool = True, figures: bool = True) -> StudyResult:
-    """Runs (or resumes) a study file into ``out`` (tables, figures, findings.json, report.html)."""
+        scheduler: str | None = None, progress: bool = True, figures: bool = True,
+        mode: str = "simulate") -> StudyResult:
+    """Runs (or resumes) a study file into ``out`` (tables, figures, findings.json, report.html).
+
+    ``mode="emulate"`` runs every replication on real Linux as well (:data:`ENGINES`), one
+    run at a time in this process (real time; ``jobs`` and ``scheduler`` are not used),
+    after :func:`check_emulable`.
+    """
     sf = path if isinstance(path, StudyFile) else load(path)
-    params = RunParams(reps=reps or sf.reps, file=sf._file)
+    if mode not in ("simulate", "emulate"):
+        raise ValueError(f"mode: {mode!r}; accepted: simulate, emulate")
+    params = RunParams(reps=reps or sf.reps, file=sf._file, mode=mode)
+    if mode == "emulate":
+        check_emulable(sf)
+        jobs, scheduler = 1, None
     return engine.run_study(FileStudy(sf), out, params, jobs=jobs, scheduler=scheduler, progress=progress,
                             figures=figures)
 
