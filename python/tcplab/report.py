@@ -204,7 +204,8 @@ def _table_html(df: pd.DataFrame, digits: int = 4) -> str:
 
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns)
     rows = "".join("<tr>" + "".join(f"<td>{fmt(v)}</td>" for v in row) + "</tr>" for row in df.itertuples(index=False))
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+    # A wide table scrolls inside the page instead of running off its right edge.
+    return f"<div style='overflow-x:auto'><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div>"
 
 
 def _flows(res: ResultsDir) -> pd.DataFrame:

@@ -230,15 +230,17 @@ def ledger_html(ledger: dict[str, Any] | None, findings: dict[str, Any]) -> str:
 def findings_html(findings: dict[str, Any], seed: str, doc: str, extra: str = "") -> str:
     """The findings section: the ledger, a verdict table, then every check with its per-configuration table.
 
-    ``seed`` names the seed ("seed 000"), ``doc`` the study's documentation page, and
-    ``extra`` is appended (HTML).
+    ``seed`` names the seed ("seed 000"), ``doc`` the study's documentation page (empty
+    for a study file, whose claims have no page beyond the file), and ``extra`` is
+    appended (HTML).
     """
     parts = [f"<h2 id='findings'>Findings of {html.escape(seed)}, checked</h2>",
              f"<p class='small'>{html.escape(findings['method'])}. Verdicts: {verdict('held')} (the interval lies on "
              f"the claimed side, or inside an equivalence margin), {verdict('contradicted')} (it lies on the other side, "
              f"or outside the margin), {verdict('inconclusive')} (not enough data: the interval straddles the "
              f"boundary), {verdict('not testable here')}. A finding is contradicted if any of its checks is, held if "
-             f"all hold. <code>{html.escape(doc)}</code> explains every contradicted claim.</p>"]
+             f"all hold." + (f" <code>{html.escape(doc)}</code> explains every contradicted claim." if doc else "")
+             + "</p>"]
     rows = []
     for f in findings["findings"]:
         tag = " <span class='small'>(extension)</span>" if f.get("extension") else ""

@@ -922,7 +922,7 @@ class FileStudy(engine.StudyDefinition):
                       f"{int(k['behind'].sum()) if len(k) else 0} run(s) fell behind the 1 ms bound "
                       "(<code>behind</code> in <code>runs.parquet</code>).</p>")
         body = [R.nav(["runs.parquet", "summary.parquet", "flows.parquet", "findings.json", "study.json"]), setup,
-                R.findings_html(findings, "the study file", params.file),
+                R.findings_html(findings, "the study file", ""),
                 R.figures_html(out, figs, {"metrics": "Metrics per configuration"}),
                 "<h2 id='summary'>Summary table</h2>" + R.table_html(tables["summary"]),
                 *(["<h2 id='side-by-side'>Simulation and real Linux, side by side</h2><p class='small'>Per "
