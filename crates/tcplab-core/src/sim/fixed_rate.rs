@@ -55,6 +55,40 @@ pub(super) fn fixed_rate_eligible(q: &QueueConfig, link: &Link) -> bool {
     matches!(q, QueueConfig::DropTail(_) | QueueConfig::Red(_)) && !link.layered && link.mac.is_none() && link.ll.is_none()
 }
 
+/// What the fixed-rate path keeps between events: when the general path would have
+/// scheduled the event being handled, for the order of a departure and an arrival at
+/// one instant (`Simulation::fixed_enqueue`), and whether queue-trace rows were
+/// written late (`Simulation::sort_queue_rows`).
+#[derive(Debug, Default)]
+pub(super) struct FixedState {
+    /// A pipe arrival's scheduling time on the general path; the start of time for any
+    /// other event.
+    cause_sched: SimTime,
+    /// The pipe arrival being handled was scheduled when the one before it arrived
+    /// (not when it left).
+    cause_queued: bool,
+    /// A fixed-rate link wrote queue-trace rows late.
+    rows_late: bool,
+}
+
+impl FixedState {
+    /// A new event is being handled: not a pipe arrival until [`Self::pipe_arrival`] says so.
+    pub(super) fn new_event(&mut self) {
+        self.cause_sched = SimTime::ZERO;
+        self.cause_queued = false;
+    }
+
+    /// The head of `link`'s pipe arrives at `now`. The general path scheduled this
+    /// arrival when the packet left (its pipe was then empty) or when the one before
+    /// it arrived.
+    pub(super) fn pipe_arrival(&mut self, link: &mut Link, now: SimTime) {
+        let left = SimTime(now.0 - link.delay.0);
+        self.cause_sched = left.max(link.last_arrival);
+        self.cause_queued = link.last_arrival > left;
+        link.last_arrival = now;
+    }
+}
+
 impl Simulation {
     /// Puts every link on the general path (transmission-end events), whatever its
     /// configuration; call before the run. The results are those of the fixed-rate
@@ -79,10 +113,10 @@ impl Simulation {
         let departure_first = match link.in_service {
             Some(p) if link.svc_end == now => {
                 let s = SimTime(now.0 - link.rate.tx_time(p.size).0);
-                match s.cmp(&self.cause_sched) {
+                match s.cmp(&self.fixed.cause_sched) {
                     std::cmp::Ordering::Less => true,
                     std::cmp::Ordering::Greater => false,
-                    std::cmp::Ordering::Equal => !(self.cause_queued && link.last_enq == s && link.last_enq_first),
+                    std::cmp::Ordering::Equal => !(self.fixed.cause_queued && link.last_enq == s && link.last_enq_first),
                 }
             }
             _ => false,
@@ -179,7 +213,7 @@ impl Simulation {
                 link.svc_end = link.start_tx(q, d);
             }
             if record {
-                self.fixed_rows = true;
+                self.fixed.rows_late = true;
                 self.record_queue_row(l, d);
             }
         }
@@ -232,7 +266,7 @@ impl Simulation {
     /// Puts the queue-trace rows in time order (stable: rows of one instant keep the
     /// order they were written in), if a fixed-rate link wrote rows late.
     pub(super) fn sort_queue_rows(&mut self) {
-        if !self.fixed_rows {
+        if !self.fixed.rows_late {
             return;
         }
         let q = &mut self.result.series.queue;

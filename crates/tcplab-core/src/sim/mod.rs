@@ -171,15 +171,8 @@ pub struct Simulation {
     drops: u64,
     /// Timer events handled (delayed ACK, RTO, TLP, pacing, reorder), for `meta`.
     timer_events: u64,
-    /// When the general path would have scheduled the event being handled, as far as
-    /// an enqueue it causes needs to know (`fixed_rate::Simulation::fixed_enqueue`):
-    /// a pipe arrival's, or the start of time for any other event.
-    cause_sched: SimTime,
-    /// The event being handled is a pipe arrival scheduled when the one before it
-    /// arrived (not when it left).
-    cause_queued: bool,
-    /// A fixed-rate link wrote queue-trace rows late (`fixed_rate::sort_queue_rows`).
-    fixed_rows: bool,
+    /// What the fixed-rate links' path keeps between events (`fixed_rate.rs`).
+    fixed: fixed_rate::FixedState,
     result: RunResult,
     /// Request/response applications and their transactions (`app`).
     apps: Apps,
@@ -546,9 +539,7 @@ impl Simulation {
             rec,
             drops: 0,
             timer_events: 0,
-            cause_sched: SimTime::ZERO,
-            cause_queued: false,
-            fixed_rows: false,
+            fixed: fixed_rate::FixedState::default(),
             result: RunResult::default(),
             apps,
             app_out: AppOutbox::default(),
@@ -778,8 +769,7 @@ impl Simulation {
     }
 
     fn handle(&mut self, now: SimTime, ev: Event) {
-        self.cause_sched = SimTime::ZERO;
-        self.cause_queued = false;
+        self.fixed.new_event();
         match ev {
             Event::TxDone(l) => self.on_tx_done(l, now),
             Event::Corrupt(l) => self.on_fixed_corrupt(l, now),
@@ -953,12 +943,7 @@ impl Simulation {
         let link = &mut self.links[l as usize];
         let (_, pkt) = link.pipe.pop_front().expect("arrival from an empty pipe");
         let to = link.to;
-        // The general path scheduled this arrival when the packet left (its pipe was
-        // then empty) or when the one before it arrived.
-        let left = SimTime(now.0 - link.delay.0);
-        self.cause_sched = left.max(link.last_arrival);
-        self.cause_queued = link.last_arrival > left;
-        link.last_arrival = now;
+        self.fixed.pipe_arrival(link, now);
         if let Some(&(next, head)) = link.pipe.front() {
             // Back to back with the one arriving now, it comes a serialization time
             // later: the offset of this link's `TxDone` lane. A fixed-rate link has no
