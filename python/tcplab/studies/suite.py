@@ -95,7 +95,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from tcplab.executor import Interrupted, ProgressGroup
 from tcplab.studies import findings as fnd
@@ -256,20 +256,10 @@ def run_all(out: str | Path, preset: str | None = None, reps_scale: float = 1.0,
             if outcome.name not in plan:
                 continue
             study = studies.get(outcome.name)
-            t_study = time.perf_counter()
             group.status(study.name)
-            try:
-                res = study.run(out / study.name, jobs=jobs, scheduler=scheduler, progress=progress,
-                                **outcome.settings)
-            except Interrupted as e:  # Ctrl-C: the studies before this one are complete, its finished runs kept
-                e.of = f"study {study.name}"
-                raise
-            except (RuntimeError, ValueError, OSError) as e:  # recorded; the other studies still run
-                outcome.status, outcome.error = "failed", f"{type(e).__name__}: {e}"
-            else:
-                outcome.status = "ok"
-                outcome.tasks_run, outcome.tasks_resumed, outcome.failed_tasks = res.ran, res.skipped, len(res.failures)
-            outcome.wall_s = round(time.perf_counter() - t_study, 3)
+            _recorded(outcome, f"study {study.name}",
+                      lambda: study.run(out / study.name, jobs=jobs, scheduler=scheduler, progress=progress,
+                                        **outcome.settings))
             if emulate and has_emulation(study):
                 group.status(f"{study.name}, emulated subset (real time)")
                 t_emu = time.perf_counter()
@@ -291,25 +281,34 @@ def run_all(out: str | Path, preset: str | None = None, reps_scale: float = 1.0,
     return SuiteResult(out, index, doc, outcomes, wall)
 
 
+def _recorded(outcome: StudyOutcome, what: str, run: Callable[[], Any]) -> None:
+    """Runs one study (``run()``, a :class:`tcplab.studies.engine.StudyResult`) and records
+    its status, task counts and wall time in ``outcome``. Ctrl-C propagates, naming
+    ``what`` (the studies before it are complete, its finished runs kept); any other
+    failure is recorded, and the suite goes on to the next study and the dashboard."""
+    t0 = time.perf_counter()
+    try:
+        res = run()
+    except Interrupted as e:
+        e.of = what
+        raise
+    except (RuntimeError, ValueError, OSError) as e:
+        outcome.status, outcome.error = "failed", f"{type(e).__name__}: {e}"
+    else:
+        outcome.status = "ok"
+        outcome.tasks_run, outcome.tasks_resumed, outcome.failed_tasks = res.ran, res.skipped, len(res.failures)
+    outcome.wall_s = round(time.perf_counter() - t0, 3)
+
+
 def _run_file(out: Path, sf: "StudyFile", outcome: StudyOutcome, jobs: int | None, scheduler: str | None,
               progress: bool, group: ProgressGroup) -> None:
     """Runs (or resumes) one study file of ``also`` into ``out/<name>/``; its outcome is recorded in ``outcome``."""
     from tcplab.studies import studyfile
 
-    t_study = time.perf_counter()
     group.status(f"{outcome.name} (study file)")
-    try:
-        res = studyfile.run(sf, out / outcome.name, reps=outcome.settings["reps"], jobs=jobs, scheduler=scheduler,
-                            progress=progress)
-    except Interrupted as e:  # Ctrl-C: what finished is on disk, as for a registered study
-        e.of = f"study file {outcome.file}"
-        raise
-    except (RuntimeError, ValueError, OSError) as e:  # recorded; the dashboard is still written
-        outcome.status, outcome.error = "failed", f"{type(e).__name__}: {e}"
-    else:
-        outcome.status = "ok"
-        outcome.tasks_run, outcome.tasks_resumed, outcome.failed_tasks = res.ran, res.skipped, len(res.failures)
-    outcome.wall_s = round(time.perf_counter() - t_study, 3)
+    _recorded(outcome, f"study file {outcome.file}",
+              lambda: studyfile.run(sf, out / outcome.name, reps=outcome.settings["reps"], jobs=jobs,
+                                    scheduler=scheduler, progress=progress))
     group.status(f"{outcome.name} done")
     group.advance()
 
