@@ -52,7 +52,7 @@ import pandas as pd
 from tcplab.studies import engine
 from tcplab.studies import findings as F
 
-__all__ = ["ENGINES", "ENGINE_LABELS", "Metric", "run_engines", "comparison", "agreement_findings",
+__all__ = ["ENGINES", "ENGINE_LABELS", "Metric", "run_engines", "sim_facts", "kernel_facts", "comparison", "agreement_findings",
            "comparison_html", "kernel_html", "render_scatter", "host_kernel"]
 
 ENGINES = ("seed-sim", "sim", "kernel")
@@ -128,15 +128,32 @@ def run_engines(seed_core: dict[str, Any], host_core: dict[str, Any], core_seed:
     for engine, core in (("seed-sim", seed_core), ("sim", host_core)):
         t0 = time.perf_counter()
         doc = json.loads(_core.run(json.dumps(core), core_seed))
-        out[engine] = (doc, {"wall_s": time.perf_counter() - t0, "sched_p50_s": math.nan, "sched_p99_s": math.nan,
-                             "sched_max_s": math.nan, "behind": False, "kernel_release": "", "deviations": ""})
+        out[engine] = (doc, sim_facts(time.perf_counter() - t0))
     doc, wall = emulate_core(host_core, core_seed, quiet=True)
+    out["kernel"] = (doc, kernel_facts(doc, wall))
+    return out
+
+
+def sim_facts(wall_s: float) -> dict[str, Any]:
+    """A simulated run's facts, in the columns of :func:`kernel_facts` (no scheduling error).
+
+    Example:
+        >>> sim_facts(0.5)["sched_p99_s"], sim_facts(0.5)["behind"]
+        (nan, False)
+    """
+    return {"wall_s": wall_s, "sched_p50_s": math.nan, "sched_p99_s": math.nan, "sched_max_s": math.nan,
+            "behind": False, "kernel_release": "", "deviations": ""}
+
+
+def kernel_facts(doc: dict[str, Any], wall_s: float) -> dict[str, Any]:
+    """An emulated run's facts from its result document (``meta.emulation``): the wall time,
+    the emulator's scheduling error (p50/p99/max, s), whether it fell behind, the kernel
+    release and the deviations the emulator accepted (joined by `` | ``)."""
     e = doc["meta"]["emulation"]
     s = e["sched_error"]
-    out["kernel"] = (doc, {"wall_s": wall, "sched_p50_s": s["p50_s"], "sched_p99_s": s["p99_s"],
-                           "sched_max_s": s["max_s"], "behind": bool(e["behind"]), "kernel_release": str(e.get("kernel", "")),
-                           "deviations": " | ".join(e.get("deviations", []))})
-    return out
+    return {"wall_s": wall_s, "sched_p50_s": s["p50_s"], "sched_p99_s": s["p99_s"], "sched_max_s": s["max_s"],
+            "behind": bool(e["behind"]), "kernel_release": str(e.get("kernel", "")),
+            "deviations": " | ".join(e.get("deviations", []))}
 
 
 def comparison(runs: pd.DataFrame, config: Sequence[str], metrics: Sequence[Metric]) -> pd.DataFrame:

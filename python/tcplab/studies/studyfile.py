@@ -605,6 +605,7 @@ def simulate_block(spec: dict[str, Any]) -> dict[str, Any]:
     """
     from tcplab.results import RunResult
     from tcplab.runner import run_core
+    from tcplab.studies.emulated import kernel_facts, sim_facts
 
     sc = Scenario.from_dict(spec["scenario"])
     emulate = spec.get("mode") == "emulate"
@@ -615,21 +616,17 @@ def simulate_block(spec: dict[str, Any]) -> dict[str, Any]:
     for rep in range(first, stop):
         seed = int(spec["seed"]) + rep
         for eng in ENGINES if emulate else ("sim",):
-            facts: dict[str, Any] = {}
             if eng == "kernel":
                 from tcplab.emulation import emulate_core
 
                 core = sc.to_core(seed)
                 doc, wall = emulate_core(core, seed, quiet=True)
-                e = doc["meta"]["emulation"]
-                facts = {"wall_s": wall, "sched_p99_s": float(e["sched_error"]["p99_s"]), "behind": bool(e["behind"]),
-                         "kernel_release": str(e.get("kernel", ""))}
+                facts = kernel_facts(doc, wall)
                 res = RunResult.from_core(doc, scenario=core)
             else:
                 t0 = time.perf_counter()
                 res = RunResult.from_core(run_core(sc.to_core_json(seed), seed))
-                facts = {"wall_s": time.perf_counter() - t0, "sched_p99_s": math.nan, "behind": False,
-                         "kernel_release": ""}
+                facts = sim_facts(time.perf_counter() - t0)
             tables = _named(res.tables())
             for k, v in (("rep", rep), ("seed", seed), ("events", int(res.meta.get("events", 0))),
                          ("digest", str(res.meta.get("digest", ""))), ("engine", eng), *facts.items()):
