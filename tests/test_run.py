@@ -118,29 +118,36 @@ def test_same_seed_same_digest_other_seed_other_starts() -> None:
 
 
 def test_linux_bbr_digest_pins_the_ack_aggregation_allowance() -> None:
-    # The loss grid's 1 % point with BBR on the `linux` profile, seed 0. The
-    # allowance (bbr_update_ack_aggregation, on with linux_cc) changes the trace, and
-    # extra_acked_gain = 0 takes it out. Digests with the receiver's window-growth
-    # quick ACKs (tcp/quickack.rs) and the recovery that restarts on the ACK ending
-    # the last one (tcp/sender.rs, Linux tcp_fastretrans_alert steps D and E). Before
-    # the quick ACKs: c04a63cae453eb93 (allowance), 719cf7a3b6c2ab96 (without),
-    # 8b7178e6c4bd123d (CUBIC); before the restart: 52e473d7c8852265 and
-    # b88439530cd2880d (CUBIC's did not change); before the receiver offered Linux's
-    # window (tcp/quickack.rs, tcp_select_window) and RACK's recovery stopped waiting for
-    # a timeout's high_seq: 62592942e688a128, 1cc454c1e7bc304e and a0799360a2257c69.
-    # Pinned so that a change is deliberate.
+    # The loss grid's 1 % point with BBR on the `linux` profile, seed 0. With Linux's
+    # quantisation budget (cc/bbr.rs: whole packets, rounded up to even, +2 in the 1.25
+    # phase) cwnd no longer binds on this path: BBR's pacing does, so the allowance
+    # (bbr_update_ack_aggregation, on with linux_cc) leaves the packet trace (the
+    # digest) as it is and shows in cwnd: the time-weighted mean cwnd is 102,807 B with
+    # it and 100,123 B with extra_acked_gain = 0. Earlier digests: with the budget in
+    # bytes (draft-00), 586ab7473b61896f (allowance) and f5cfc29415d5359f (without);
+    # before the receiver's window-growth quick ACKs (tcp/quickack.rs): c04a63cae453eb93,
+    # 719cf7a3b6c2ab96 and 8b7178e6c4bd123d (CUBIC); before the recovery restart on the
+    # ACK ending the last one: 52e473d7c8852265 and b88439530cd2880d; before the
+    # receiver offered Linux's window and RACK's recovery stopped waiting for a
+    # timeout's high_seq: 62592942e688a128, 1cc454c1e7bc304e and a0799360a2257c69.
+    # CUBIC's 390caa4b648bf6bb is unchanged by the budget. Pinned so that a change is
+    # deliberate.
+    from tcplab.fidelity_grid import TRACES, _bulk_metrics
     from tcplab.scenario import load
     from tcplab.scenario.tcp import CcOptions
 
     sc = load(EXAMPLES / "fidelity" / "loss-grid" / "loss1.toml")
 
-    def digest(name: str, **params: float) -> str:
+    def run(name: str, **params: float) -> tuple[str, float]:
         cc = CcOptions(name=name, params=params) if params else CcOptions(name=name)
-        return str(tcplab.run(sc.model_copy(update={"cc": cc}), seed=0).meta["digest"])
+        r = tcplab.run(sc.model_copy(update={"cc": cc}), seed=0, trace=TRACES)
+        return str(r.meta["digest"]), _bulk_metrics(r)["cwnd_mean_bytes"]
 
-    assert digest("bbr") == "586ab7473b61896f"
-    assert digest("bbr", extra_acked_gain=0.0) == "f5cfc29415d5359f"  # without the allowance
-    assert digest("cubic") == "390caa4b648bf6bb"
+    digest, cwnd = run("bbr")
+    digest0, cwnd0 = run("bbr", extra_acked_gain=0.0)
+    assert (digest, digest0) == ("75ed1b00d5b453b1", "75ed1b00d5b453b1")
+    assert (round(cwnd), round(cwnd0)) == (102_807, 100_123)  # the allowance: +1.85 segments
+    assert run("cubic")[0] == "390caa4b648bf6bb"
 
 
 def test_write_and_read_back(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@
 //! BDP     = BtlBw * RTprop
 //! pacing_rate = pacing_gain * BtlBw * (1 - margin)
 //! cwnd target = cwnd_gain * BDP + extra_acked + 3 * send_quantum,   at least 4 packets
+//!               (linux_cc: whole packets, Linux's quantisation budget; see below)
 //! ```
 //!
 //! Modes (`Mode`) and gains (pacing, cwnd):
@@ -80,10 +81,13 @@
 //!   starts after idle, `bbr_cwnd_event`), no app-limited marking in ProbeRTT.
 //! - The aggregation estimate counts bytes where Linux counts packets (its
 //!   `expected` and the 100 ms cap are floored to whole packets here as there).
-//! - cwnd quanta follow draft-00 (3 * send_quantum, with send_quantum 1 MSS below
-//!   1.2 Mbit/s pacing, 2 MSS below 24 Mbit/s, else min(1 ms of pacing, 64 kB)); Linux
-//!   adds 3 TSO bursts, rounds up to an even packet count and adds 2 packets in the
-//!   1.25 phase.
+//! - Without `linux_cc`, cwnd quanta follow draft-00 (3 * send_quantum, with
+//!   send_quantum 1 MSS below 1.2 Mbit/s pacing, 2 MSS below 24 Mbit/s, else min(1 ms
+//!   of pacing, 64 kB)) and targets are in bytes. With `linux_cc` the targets are
+//!   Linux's, in whole packets (`bbr_bdp` rounded up, `bbr_quantization_budget`: 3
+//!   bursts of `bbr_tso_segs_goal`, rounded up to an even count, 2 more in the 1.25
+//!   phase). `bbr_packets_in_net_at_edt` (inflight less what the pacing timer's lead
+//!   will deliver) is not modelled: phase ends compare the plain inflight.
 //! - Gains are real numbers (Linux: 1/256 fixed point; its high gain is 739/256 =
 //!   2.8867 rather than 2/ln2 = 2.8854).
 //! - Without `linux_cc`, after an RTO the sender sets cwnd = 1 MSS and BBR raises it
@@ -167,6 +171,10 @@ pub const EXTRA_ACKED_MAX: SimDuration = SimDuration::from_millis(100);
 /// An aggregation epoch restarts once it has counted this many packets (Linux
 /// `bbr_ack_epoch_acked_reset_thresh` = 2^20).
 pub const ACK_EPOCH_ACKED_RESET_PKTS: u64 = 1 << 20;
+/// Linux `GSO_LEGACY_MAX_SIZE - 1 - MAX_TCP_HEADER`, the cap on a TSO burst in
+/// `bbr_tso_segs_goal`, bytes: 65,536 - 1 - 320 (`MAX_TCP_HEADER` =
+/// `L1_CACHE_ALIGN(128 + MAX_HEADER)` = 320 on an x86-64 build with 64-byte lines).
+pub const LINUX_GSO_BYTES: u64 = 65_536 - 1 - 320;
 
 /// Linux `bbr_update_ack_aggregation`'s state: the data ACKed beyond what the
 /// bandwidth estimate predicts since the aggregation epoch began, max-filtered over
@@ -293,6 +301,9 @@ pub struct Bbr {
     rng: RngStream,
     /// ACK-aggregation estimate (Linux `bbr_update_ack_aggregation`).
     aggr: AckAggregation,
+    /// The sender runs Linux's CC arithmetic (`Window::linux_cc`, refreshed on every
+    /// rate sample): targets in whole packets with Linux's quantisation budget.
+    linux_cc: bool,
 }
 
 impl Bbr {
@@ -324,6 +335,7 @@ impl Bbr {
             mss: w.mss as u64,
             rng,
             aggr: AckAggregation::default(),
+            linux_cc: w.linux_cc,
         };
         // Before any RTT sample: high_gain * init_cwnd / 1 ms (Linux nominal RTT).
         b.pacing_rate = b.with_margin(HIGH_GAIN * w.cwnd as f64 / 1e-3);
@@ -391,9 +403,45 @@ impl Bbr {
         }
     }
 
-    /// draft-00 BBRInflight(gain) = gain * BDP + 3 * send_quantum, bytes.
+    /// Linux `bbr_tso_segs_goal`: about 1 ms of the pacing rate (`sk_pacing_rate >>
+    /// sk_pacing_shift`, shift 10) up to 64 kB less `MAX_TCP_HEADER`, in whole
+    /// segments, at least `bbr_min_tso_segs` (1 below 1.2 Mbit/s of pacing, else 2) and
+    /// at most 127.
+    fn tso_segs_goal(&self) -> u64 {
+        let bytes = ((self.pacing_rate / 1024.0) as u64).min(LINUX_GSO_BYTES);
+        let min_segs = if self.pacing_rate * 8.0 < 1.2e6 { 1 } else { 2 };
+        (bytes / self.mss.max(1)).max(min_segs).min(127)
+    }
+
+    /// Linux `bbr_quantization_budget`, in packets: 3 TSO bursts for the end hosts,
+    /// rounded up to an even count (fewer delayed ACKs waiting on an odd segment), and 2
+    /// more in ProbeBW's 1.25 phase so that the probe gets above the BDP.
+    fn quantization_budget_pkts(&self, cwnd_pkts: u64) -> u64 {
+        let cwnd = (cwnd_pkts + 3 * self.tso_segs_goal() + 1) & !1;
+        match self.mode {
+            Mode::ProbeBw { cycle_idx: 0, .. } => cwnd + 2,
+            _ => cwnd,
+        }
+    }
+
+    /// The target for `gain` with `aggr` bytes of ACK-aggregation allowance (whole
+    /// packets), bytes. Under `linux_cc` Linux's `bbr_inflight` / `bbr_set_cwnd` in
+    /// packets: the BDP rounded up to a packet, plus `aggr`, then
+    /// `bbr_quantization_budget`. Otherwise draft-00's BBRInflight(gain) = gain * BDP +
+    /// 3 * send_quantum, plus `aggr`.
+    fn target(&self, bw: f64, gain: f64, aggr: u64) -> u64 {
+        if self.linux_cc {
+            let mss = self.mss.max(1);
+            let pkts = self.bdp(bw, gain).div_ceil(mss) + aggr / mss;
+            return self.quantization_budget_pkts(pkts) * mss;
+        }
+        self.bdp(bw, gain) + 3 * self.send_quantum() + aggr
+    }
+
+    /// The inflight target for `gain` (Linux `bbr_inflight`; draft-00 BBRInflight),
+    /// bytes.
     pub fn inflight_target(&self, bw: f64, gain: f64) -> u64 {
-        self.bdp(bw, gain) + 3 * self.send_quantum()
+        self.target(bw, gain, 0)
     }
 
     fn enter_probe_bw(&mut self, now: SimTime) {
@@ -586,7 +634,7 @@ impl Bbr {
             (cwnd, conserving) = self.recover_or_restore(cwnd, rs, acked, inflight_now);
             if !conserving {
                 // Linux bbr_set_cwnd: bdp + the ACK-aggregation allowance + quanta.
-                let target = self.inflight_target(bw, self.cwnd_gain) + self.ack_aggregation_cwnd(w, bw);
+                let target = self.target(bw, self.cwnd_gain, self.ack_aggregation_cwnd(w, bw));
                 if self.full_bw_reached {
                     cwnd = (cwnd + acked).min(target);
                 } else if cwnd < target || rs.total_delivered < self.init_cwnd {
@@ -616,7 +664,7 @@ impl Bbr {
             if rs.lost > 0 {
                 cwnd = cwnd.saturating_sub(rs.lost).max(self.mss);
             }
-            let target = self.inflight_target(bw, self.cwnd_gain) + self.ack_aggregation_cwnd(w, bw);
+            let target = self.target(bw, self.cwnd_gain, self.ack_aggregation_cwnd(w, bw));
             if self.full_bw_reached {
                 // Grow toward the target, or snap down to it.
                 cwnd = (cwnd + acked).min(target);
@@ -715,6 +763,9 @@ impl CongestionControl for Bbr {
     }
 
     fn on_rate_sample(&mut self, w: &mut Window, rs: &RateSample) {
+        // The sender's window carries the profile's arithmetic; the window `build`
+        // saw may not (the CC is built before its sender).
+        self.linux_cc = w.linux_cc;
         let acked = rs.total_delivered.saturating_sub(self.last_total_delivered);
         self.last_total_delivered = self.last_total_delivered.max(rs.total_delivered);
         let inflight_now = rs.prior_in_flight.saturating_sub(acked.saturating_add(rs.lost));
@@ -827,7 +878,17 @@ mod tests {
 
     impl Driver {
         fn new(p: Params, iw: u64) -> Self {
-            let w = Window::new(iw * MSS, u64::MAX, MSS as u32, false, 2);
+            Self::build(p, iw, false)
+        }
+
+        /// A sender with Linux's CC arithmetic (`Window::linux_cc`).
+        fn linux(p: Params, iw: u64) -> Self {
+            Self::build(p, iw, true)
+        }
+
+        fn build(p: Params, iw: u64, linux_cc: bool) -> Self {
+            let mut w = Window::new(iw * MSS, u64::MAX, MSS as u32, false, 2);
+            w.linux_cc = linux_cc;
             Driver { bbr: Bbr::new(p, &w), w, now: SimTime(0), delivered: 0 }
         }
 
@@ -965,7 +1026,10 @@ mod tests {
 
     /// Drives a flow into ProbeBW at 100 kB/s, 100 ms (BDP 10 MSS).
     fn in_probe_bw(p: Params) -> Driver {
-        let mut d = Driver::new(p, 10);
+        to_probe_bw(Driver::new(p, 10))
+    }
+
+    fn to_probe_bw(mut d: Driver) -> Driver {
         for _ in 0..4 {
             d.round(10, 100_000.0, RTT);
         }
@@ -1082,14 +1146,16 @@ mod tests {
     #[test]
     fn linux_recovery_conserves_packets_for_a_round_then_restores() {
         // Linux bbr_set_cwnd_to_recover_or_restore. In ProbeBW at BDP 10 MSS with cwnd
-        // 23 MSS, a loss: the first ACK in recovery (1 MSS acked, 1 MSS newly lost,
-        // 16 MSS in flight before it) sets cwnd = inflight + acked = 14 + 1 = 15 MSS.
-        // (The ACK-aggregation allowance is off here, so that cwnd's target stays
-        // 2 BDP + quanta; `extra_acked_*` tests cover it.)
-        let mut d = in_probe_bw(Params { extra_acked_gain: Some(0.0), ..Params::default() });
-        d.w.linux_cc = true;
+        // 24 MSS (2 BDP + 3 one-packet TSO bursts at 0.8 Mbit/s of pacing = 23, rounded
+        // up to even by `bbr_quantization_budget`; this phase is not the 1.25 one), a
+        // loss: the first ACK in recovery (1 MSS acked, 1 MSS newly lost, 16 MSS in
+        // flight before it) sets cwnd = inflight + acked = 14 + 1 = 15 MSS. (The
+        // ACK-aggregation allowance is off here, so that cwnd's target stays 2 BDP +
+        // quanta; `extra_acked_*` tests cover it.)
+        let mut d = to_probe_bw(Driver::linux(Params { extra_acked_gain: Some(0.0), ..Params::default() }, 10));
+        assert!(!matches!(d.bbr.mode(), Mode::ProbeBw { cycle_idx: 0, .. }));
         let before = d.w.cwnd;
-        assert_eq!(before, 23 * MSS);
+        assert_eq!(before, 24 * MSS);
         d.bbr.on_state_change(&mut d.w, CaState::Open, CaState::Recovery, d.now);
         assert_eq!(d.w.cwnd, before, "the state change alone leaves cwnd alone");
         let lossy = |d: &mut Driver, prior_delivered: u64, prior_in_flight: u64, lost: u64| {
@@ -1179,9 +1245,10 @@ mod tests {
         // The driver acknowledges each round's 10 packets in one burst, 100 ms after
         // the last: at 100 kB/s (one packet per 10 ms) each burst begins a new epoch
         // (10 acked <= 10 expected) and then adds 10 packets at once: extra_acked =
-        // 10 packets. In ProbeBW the target is 2 BDP + 10 + 3 quanta = 33 packets.
-        let mut d = Driver::new(Params::default(), 10);
-        d.w.linux_cc = true;
+        // 10 packets. In ProbeBW the target is 2 BDP + 10 + 3 one-packet TSO bursts =
+        // 33 packets, rounded up to 34 by `bbr_quantization_budget` and 36 in the
+        // 1.25 phase (where this run ends).
+        let mut d = Driver::linux(Params::default(), 10);
         for _ in 0..4 {
             d.round(10, 100_000.0, RTT);
         }
@@ -1191,7 +1258,8 @@ mod tests {
         for _ in 0..4 {
             d.round(10, 100_000.0, RTT);
         }
-        assert_eq!(d.w.cwnd, 33 * MSS, "2 BDP + extra_acked + quanta");
+        assert!(matches!(d.bbr.mode(), Mode::ProbeBw { cycle_idx: 0, .. }), "{:?}", d.bbr.mode());
+        assert_eq!(d.w.cwnd, 36 * MSS, "2 BDP + extra_acked + quanta, even, + 2 in phase 0");
         // Without linux_cc (and no gain set) the allowance is off: 2 BDP + quanta.
         let mut d = in_probe_bw(Params::default());
         for _ in 0..4 {
@@ -1199,13 +1267,58 @@ mod tests {
         }
         assert_eq!(d.bbr.ack_aggregation().extra_acked(), 0);
         assert_eq!(d.w.cwnd, 23 * MSS);
-        // With linux_cc and extra_acked_gain = 0, also off.
-        let mut d = Driver::new(Params { extra_acked_gain: Some(0.0), ..Params::default() }, 10);
-        d.w.linux_cc = true;
+        // With linux_cc and extra_acked_gain = 0, also off: 23 -> 24, 26 in phase 0.
+        let mut d = Driver::linux(Params { extra_acked_gain: Some(0.0), ..Params::default() }, 10);
         for _ in 0..8 {
             d.round(10, 100_000.0, RTT);
         }
-        assert_eq!(d.w.cwnd, 23 * MSS);
+        let phase0 = matches!(d.bbr.mode(), Mode::ProbeBw { cycle_idx: 0, .. });
+        assert_eq!(d.w.cwnd, if phase0 { 26 } else { 24 } * MSS);
+    }
+
+    #[test]
+    fn linux_targets_follow_bbr_bdp_and_bbr_quantization_budget() {
+        // Linux tcp_bbr.c: `bbr_bdp` rounds up to whole packets, then
+        // `bbr_quantization_budget` adds 3 * `bbr_tso_segs_goal`, rounds up to an even
+        // count and adds 2 in ProbeBW's phase 0 (gain 1.25). 10 Mbit/s = 1.25e6 B/s,
+        // RTprop 41 ms, MSS 1448: 2 BDP = 102,500 B = 70.79 -> 71 packets; pacing
+        // 1.2375e6 B/s >> 10 = 1208 B < 1 MSS, so the goal is bbr_min_tso_segs = 2:
+        // 71 + 6 = 77 -> 78, and 80 in phase 0.
+        let mss = 1448;
+        let build = |linux: bool| {
+            let mut w = Window::new(10 * mss, u64::MAX, mss as u32, false, 2);
+            w.linux_cc = linux;
+            let mut b = Bbr::new(Params::default(), &w);
+            b.min_rtt = Some(SimDuration::from_millis(41));
+            b.pacing_rate = 1.2375e6;
+            b.mode = Mode::ProbeBw { cycle_idx: 1, phase_start: SimTime(0) };
+            b
+        };
+        let mut b = build(true);
+        assert_eq!(b.inflight_target(1.25e6, 2.0), 78 * mss);
+        b.mode = Mode::ProbeBw { cycle_idx: 0, phase_start: SimTime(0) };
+        assert_eq!(b.inflight_target(1.25e6, 2.0), 80 * mss);
+        // gain 1: 51,250 B = 35.39 -> 36 + 6 = 42 (even already), + 2 in phase 0.
+        assert_eq!(b.inflight_target(1.25e6, 1.0), 44 * mss);
+        b.mode = Mode::Drain;
+        assert_eq!(b.inflight_target(1.25e6, 1.0), 42 * mss);
+        // An aggregation allowance is added before the rounding: 71 + 4 + 6 = 81 -> 82.
+        assert_eq!(b.target(1.25e6, 2.0, 4 * mss), 82 * mss);
+        // The TSO goal: 100 Mbit/s of pacing, 12.5e6 >> 10 = 12,207 B = 8 segments;
+        // below 1.2 Mbit/s the minimum is 1; the 64 kB cap (less MAX_TCP_HEADER) gives
+        // 65,215 / 1448 = 45; the count is at most 127 (here with MSS 100).
+        b.pacing_rate = 12.5e6;
+        assert_eq!(b.tso_segs_goal(), 8);
+        b.pacing_rate = 0.14e6;
+        assert_eq!(b.tso_segs_goal(), 1);
+        b.pacing_rate = 1e9;
+        assert_eq!(b.tso_segs_goal(), 45);
+        b.mss = 100;
+        assert_eq!(b.tso_segs_goal(), 127);
+        // Without linux_cc: draft-00 in bytes, 102,500 + 3 * 2 MSS, no rounding.
+        let mut d = build(false);
+        d.mode = Mode::ProbeBw { cycle_idx: 0, phase_start: SimTime(0) };
+        assert_eq!(d.inflight_target(1.25e6, 2.0), 102_500 + 6 * mss);
     }
 
     #[test]
