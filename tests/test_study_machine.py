@@ -139,6 +139,32 @@ def test_saved_figures_are_byte_identical_for_the_same_data(tmp_path: Path) -> N
         assert (tmp_path / "a" / f"cdf.{fmt}").read_bytes() == (tmp_path / "b" / f"cdf.{fmt}").read_bytes()
 
 
+def test_figures_drawn_by_the_figure_processes_are_the_same_files(tmp_path: Path) -> None:
+    # reporting.parallel_saves: the figures go to 2 spawned processes (pickled); the
+    # files exist when the block ends and equal those saved in this process. A worker's
+    # error reaches the caller at the block's end.
+    def draw(d: Path, n: int) -> dict[str, str]:
+        fig, axes = reporting.figure(2, 2, 5.0, 4.0)
+        for k, ax in enumerate(axes.flat):
+            reporting.step(ax, np.arange(100.0 * (k + n)), color="k")
+            ax.set_title(f"panel {k}")
+        return reporting.save(fig, d, f"cdf{n}")
+
+    here = [draw(tmp_path / "here", n) for n in range(3)]
+    with reporting.parallel_saves(2):
+        pooled = [draw(tmp_path / "pool", n) for n in range(3)]
+        assert reporting._POOL["executor"] is not None, "the figures went to the pool"
+    assert pooled == here
+    for n in range(3):
+        for fmt in ("png", "svg"):
+            assert (tmp_path / "pool" / f"cdf{n}.{fmt}").read_bytes() == (tmp_path / "here" / f"cdf{n}.{fmt}").read_bytes()
+    (tmp_path / "file").write_text("not a directory")
+    with pytest.raises(OSError):
+        with reporting.parallel_saves(2):
+            draw(tmp_path / "file", 0)
+    assert reporting._POOL["workers"] == 0, "the pool is closed after an error"
+
+
 @pytest.mark.parametrize("name", ["tcplab.studies.engine", "tcplab.studies.findings", "tcplab.studies.reporting"])
 def test_docstring_examples(name: str) -> None:
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)

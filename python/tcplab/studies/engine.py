@@ -74,6 +74,7 @@ import pandas as pd
 
 from tcplab.executor import Interrupted, Progress, check_scheduler, dispatch
 from tcplab.results import damage, digests
+from tcplab.studies import reporting
 
 __all__ = ["BlockTask", "TaskStore", "execute", "task_key", "check_scheduler", "Progress", "StudyDefinition",
            "StudyResult", "run_study", "attach_ledger", "collect", "task_frame", "write_table", "write_json", "git_revision", "now"]
@@ -404,7 +405,9 @@ def run_study(
     write_json(findings, out / "findings.json")
     t_analysis = time.perf_counter()
 
-    figs = definition.render_figures(tables, out / "figures", params) if figures else []
+    # Figures are drawn on this machine's cores even when a scheduler ran the tasks.
+    with reporting.parallel_saves(jobs if jobs and not scheduler else os.cpu_count() or 1):
+        figs = definition.render_figures(tables, out / "figures", params) if figures else []
     t_figs = time.perf_counter()
     task_walls = [store.info(t.key).get("wall_s") or 0.0 for t in tasks if t.key in finished]
     timings = {"simulate_s": round(t_sim - t_start, 3), "analysis_s": round(t_analysis - t_sim, 3),

@@ -33,18 +33,22 @@ Example:
 from __future__ import annotations
 
 import base64
+import contextlib
 import html
 import io
 import json
+import multiprocessing
+import pickle
+from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 import pandas as pd
 
 from tcplab import __version__, stats
 
-__all__ = ["CDF_POINTS", "EXTRA_CSS", "ecdf_points", "figure", "step", "save", "fmt", "verdict", "stat_text",
+__all__ = ["CDF_POINTS", "EXTRA_CSS", "ecdf_points", "figure", "step", "save", "parallel_saves", "fmt", "verdict", "stat_text",
            "finding_anchor", "findings_html", "ledger_html", "VERDICT_CLASS", "figures_html", "failures_html", "parameters_html", "provenance", "nav",
            "table_html", "write_page"]
 
@@ -100,8 +104,61 @@ def step(ax: Any, values: np.ndarray, **kw: Any) -> None:
         ax.step(np.concatenate([[xs[0]], xs]), np.concatenate([[0.0], ps]), where="post", **kw)
 
 
+#: The open figure pool: ``{"workers", "executor", "pending"}`` (see :func:`parallel_saves`).
+_POOL: dict[str, Any] = {"workers": 0, "executor": None, "pending": []}
+
+
+@contextlib.contextmanager
+def parallel_saves(workers: int) -> Iterator[None]:
+    """Inside the block, :func:`save` hands each figure (pickled) to one of ``workers``
+    processes, started with the first figure, and returns at once; leaving the block
+    waits for every file and re-raises the first error. Layout and drawing dominate a
+    study's figure time (a figure of 8 panels takes about 2.5 s to save and 1 s to
+    build), so the saves run side by side while this process builds the next figure:
+    iw-irto's 25 figures took 33.7 s instead of 58.7 s on 2 cores. With ``workers`` < 2,
+    or inside a daemon process (which may not start processes), saves stay here. The
+    files are byte for byte the same either way.
+    """
+    if workers < 2 or multiprocessing.current_process().daemon or _POOL["workers"]:
+        yield
+        return
+    _POOL.update(workers=workers, executor=None, pending=[])
+    ok = False
+    try:
+        yield
+        ok = True
+    finally:
+        ex, pending = _POOL["executor"], _POOL["pending"]
+        _POOL.update(workers=0, executor=None, pending=[])
+        if ex is not None:
+            ex.shutdown(wait=True, cancel_futures=not ok)
+            if ok:
+                for f in pending:
+                    f.result()  # re-raises a worker's error
+
+
+def _save_pickled(payload: bytes, fig_dir: str, stem: str) -> None:
+    """A figure process's job: draw the pickled figure into ``fig_dir``."""
+    _save_here(pickle.loads(payload), Path(fig_dir), stem)
+
+
 def save(fig: Any, fig_dir: Path, stem: str) -> dict[str, str]:
-    """Saves ``fig`` as ``fig_dir/stem.png`` and ``.svg``; returns ``{"png": path, "svg": path}`` relative to the report."""
+    """Saves ``fig`` as ``fig_dir/stem.png`` and ``.svg``; returns ``{"png": path, "svg": path}`` relative to the report.
+
+    Inside :func:`parallel_saves` the figure is drawn by a figure process, and its
+    files exist once the block has ended.
+    """
+    if _POOL["workers"]:
+        if _POOL["executor"] is None:
+            _POOL["executor"] = ProcessPoolExecutor(max_workers=_POOL["workers"],
+                                                    mp_context=multiprocessing.get_context("spawn"))
+        job: Future[None] = _POOL["executor"].submit(_save_pickled, pickle.dumps(fig), str(fig_dir), stem)
+        _POOL["pending"].append(job)
+        return {fmt_: f"figures/{stem}.{fmt_}" for fmt_ in ("png", "svg")}
+    return _save_here(fig, fig_dir, stem)
+
+
+def _save_here(fig: Any, fig_dir: Path, stem: str) -> dict[str, str]:
     import matplotlib
 
     from tcplab.plots import STYLE
@@ -114,6 +171,10 @@ def save(fig: Any, fig_dir: Path, stem: str) -> dict[str, str]:
             fig.savefig(buf, format=fmt_, dpi=150, metadata={"Date": None} if fmt_ == "svg" else None)
         _write_atomic(fig_dir / f"{stem}.{fmt_}", buf.getvalue())
         paths[fmt_] = f"figures/{stem}.{fmt_}"
+        # The first save laid the figure out; the second draws it where it is. A layout
+        # engine would redo the layout at every save, and that pass (text extents of
+        # every tick label) costs more than drawing on figures with many panels.
+        fig.set_layout_engine("none")
     return paths
 
 
