@@ -74,11 +74,18 @@
 //!   `prior_cwnd` in `bbr_ssthresh` and restores `max(cwnd, prior_cwnd)` on leaving
 //!   recovery), so a loss does not shrink BBR's cwnd once recovery is over.
 //!
+//! **Long-term (policer) bandwidth** (`linux_cc` only; Linux `bbr_lt_bw_sampling`,
+//! `LongTermBw`): two consecutive intervals of 4-16 rounds with a loss ratio of at
+//! least 50/256 and rates within 1/8 of each other make BBR pace and size cwnd by their
+//! mean rate, with gain 1 in ProbeBW, for 48 ProbeBW rounds. Undo and an RTO act on it
+//! as in Linux (`bbr_undo_cwnd`, `bbr_set_state`).
+//!
 //! Deviations from Linux:
 //! - Without `linux_cc`: no packet conservation during recovery (the sender owns
-//!   recovery). In both modes: no long-term (policer) bandwidth sampling, no
-//!   idle-restart handling (Linux also restarts the aggregation epoch when a send
-//!   starts after idle, `bbr_cwnd_event`), no app-limited marking in ProbeRTT.
+//!   recovery) and no long-term bandwidth model (draft-00 has neither). In both modes:
+//!   no idle-restart handling (Linux also restarts the aggregation epoch when a send
+//!   starts after idle, `bbr_cwnd_event`), no app-limited marking in ProbeRTT. At an
+//!   RTO the long-term model does not yet count the packets the timeout marks lost.
 //! - The aggregation estimate counts bytes where Linux counts packets (its
 //!   `expected` and the 100 ms cap are floored to whole packets here as there).
 //! - Without `linux_cc`, cwnd quanta follow draft-00 (3 * send_quantum, with
@@ -233,6 +240,117 @@ impl AckAggregation {
     }
 }
 
+/// Linux `bbr_lt_intvl_min_rtts`: a long-term sampling interval lasts at least this
+/// many rounds (and is abandoned after 4 times as many).
+pub const LT_INTVL_MIN_RTTS: u32 = 4;
+/// Linux `bbr_lt_loss_thresh` = 50/256: the loss ratio over an interval that suggests a
+/// policer.
+pub const LT_LOSS_THRESH: f64 = 50.0 / 256.0;
+/// Linux `bbr_lt_bw_ratio` = 1/8: two intervals' rates this close are "consistent".
+pub const LT_BW_RATIO: f64 = 1.0 / 8.0;
+/// Linux `bbr_lt_bw_diff` = 4 kbit/s, bytes/s: or this close.
+pub const LT_BW_DIFF: f64 = 4000.0 / 8.0;
+/// Linux `bbr_lt_bw_max_rtts`: the long-term rate is used for this many ProbeBW rounds.
+pub const LT_BW_MAX_RTTS: u32 = 48;
+
+/// Linux's long-term ("policer") bandwidth model, `bbr_lt_bw_sampling` (tcp_bbr.c; the
+/// policer study is Flach et al., "An Internet-Wide Analysis of Traffic Policing",
+/// SIGCOMM 2016). From the first loss, BBR measures the delivery rate over intervals of
+/// 4-16 rounds; an interval that ends with a loss, a loss ratio of at least 50/256,
+/// whose rate is within 1/8 (or 4 kbit/s) of the previous interval's marks the flow as
+/// policed: BBR then uses the two intervals' mean rate (`lt_bw`) in place of its
+/// max-filtered bandwidth, with pacing gain 1 in ProbeBW, for 48 ProbeBW rounds.
+/// Bytes here, packets in Linux (the ratios are the same).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LongTermBw {
+    /// An interval is being measured (Linux `lt_is_sampling`).
+    pub is_sampling: bool,
+    /// The long-term rate is in use (Linux `lt_use_bw`).
+    pub use_bw: bool,
+    /// The last interval's rate, or the two intervals' mean once in use, bytes/s
+    /// (Linux `lt_bw`; 0 = none).
+    pub bw: f64,
+    /// Rounds in this interval, or ProbeBW rounds while in use (Linux `lt_rtt_cnt`).
+    pub rtt_cnt: u32,
+    /// The interval's start in whole milliseconds (Linux `lt_last_stamp`).
+    pub start_ms: u64,
+    /// Delivered and lost bytes at the interval's start (Linux `lt_last_delivered`,
+    /// `lt_last_lost`).
+    pub start_delivered: u64,
+    pub start_lost: u64,
+}
+
+impl LongTermBw {
+    /// Linux `bbr_reset_lt_bw_sampling_interval`.
+    fn start_interval(&mut self, now: SimTime, delivered: u64, lost: u64) {
+        self.start_ms = now.0 / 1_000_000;
+        self.start_delivered = delivered;
+        self.start_lost = lost;
+        self.rtt_cnt = 0;
+    }
+
+    /// Linux `bbr_reset_lt_bw_sampling` (its interval restart is left out: sampling
+    /// starts a new interval at the next loss before reading it).
+    fn reset(&mut self) {
+        self.bw = 0.0;
+        self.use_bw = false;
+        self.is_sampling = false;
+        self.rtt_cnt = 0;
+    }
+
+    /// Linux `bbr_lt_bw_sampling` (outside the `lt_use_bw` branch, which `Bbr` runs
+    /// since it restarts ProbeBW) for one ACK at `now`: `losses` newly lost bytes,
+    /// `delivered` and `lost` the connection's totals, `margin` the pacing margin
+    /// (Linux compares the 4 kbit/s difference as a pacing rate).
+    fn sample(&mut self, now: SimTime, round_start: bool, app_limited: bool, losses: u64, delivered: u64, lost: u64,
+              margin: f64) {
+        if !self.is_sampling {
+            if losses == 0 {
+                return; // wait for the first loss: a policer has spent its tokens
+            }
+            self.start_interval(now, delivered, lost);
+            self.is_sampling = true;
+        }
+        if app_limited {
+            return self.reset(); // an underestimate otherwise
+        }
+        if round_start {
+            self.rtt_cnt += 1;
+        }
+        if self.rtt_cnt < LT_INTVL_MIN_RTTS {
+            return;
+        }
+        if self.rtt_cnt > 4 * LT_INTVL_MIN_RTTS {
+            return self.reset(); // too long without enough loss
+        }
+        if losses == 0 {
+            return; // intervals end at a loss
+        }
+        let d = delivered.saturating_sub(self.start_delivered);
+        let l = lost.saturating_sub(self.start_lost);
+        if d == 0 || (l as f64) < LT_LOSS_THRESH * d as f64 {
+            return;
+        }
+        let t_ms = (now.0 / 1_000_000).saturating_sub(self.start_ms);
+        if t_ms < 1 {
+            return;
+        }
+        let bw = d as f64 / (t_ms as f64 * 1e-3);
+        // Linux bbr_lt_bw_interval_done.
+        if self.bw > 0.0 {
+            let diff = (bw - self.bw).abs();
+            if diff <= LT_BW_RATIO * self.bw || diff * (1.0 - margin) <= LT_BW_DIFF {
+                self.bw = (bw + self.bw) / 2.0;
+                self.use_bw = true;
+                self.rtt_cnt = 0;
+                return;
+            }
+        }
+        self.bw = bw;
+        self.start_interval(now, delivered, lost);
+    }
+}
+
 /// BBR's state machine.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Mode {
@@ -302,8 +420,13 @@ pub struct Bbr {
     /// ACK-aggregation estimate (Linux `bbr_update_ack_aggregation`).
     aggr: AckAggregation,
     /// The sender runs Linux's CC arithmetic (`Window::linux_cc`, refreshed on every
-    /// rate sample): targets in whole packets with Linux's quantisation budget.
+    /// rate sample): targets in whole packets with Linux's quantisation budget, and the
+    /// long-term bandwidth model.
     linux_cc: bool,
+    /// Linux's long-term (policer) bandwidth model, `linux_cc` only.
+    lt: LongTermBw,
+    /// Bytes marked lost so far (Linux `tp->lost`), from the rate samples.
+    total_lost: u64,
 }
 
 impl Bbr {
@@ -336,6 +459,8 @@ impl Bbr {
             rng,
             aggr: AckAggregation::default(),
             linux_cc: w.linux_cc,
+            lt: LongTermBw::default(),
+            total_lost: 0,
         };
         // Before any RTT sample: high_gain * init_cwnd / 1 ms (Linux nominal RTT).
         b.pacing_rate = b.with_margin(HIGH_GAIN * w.cwnd as f64 / 1e-3);
@@ -349,6 +474,35 @@ impl Bbr {
     /// Windowed max bandwidth, bytes/s.
     pub fn max_bw(&self) -> f64 {
         self.bw.get()
+    }
+
+    /// The bandwidth the model paces and sizes cwnd by (Linux `bbr_bw`): the long-term
+    /// rate while a policer is assumed, else the windowed max, bytes/s.
+    pub fn model_bw(&self) -> f64 {
+        if self.lt.use_bw { self.lt.bw } else { self.max_bw() }
+    }
+
+    /// The long-term (policer) bandwidth model's state (for tests and traces).
+    pub fn long_term(&self) -> &LongTermBw {
+        &self.lt
+    }
+
+    /// Linux `bbr_lt_bw_sampling` for one ACK (`linux_cc` only): while the long-term
+    /// rate is in use, count ProbeBW rounds and return to gain cycling after
+    /// `LT_BW_MAX_RTTS` of them; otherwise measure intervals (`LongTermBw::sample`).
+    fn lt_bw_sampling(&mut self, now: SimTime, app_limited: bool, losses: u64) {
+        if self.lt.use_bw {
+            if matches!(self.mode, Mode::ProbeBw { .. }) && self.round_start {
+                self.lt.rtt_cnt += 1;
+                if self.lt.rtt_cnt >= LT_BW_MAX_RTTS {
+                    self.lt.reset();
+                    self.enter_probe_bw(now);
+                }
+            }
+            return;
+        }
+        let margin = self.p.pacing_margin_percent / 100.0;
+        self.lt.sample(now, self.round_start, app_limited, losses, self.last_total_delivered, self.total_lost, margin);
     }
 
     fn min_cwnd(&self) -> u64 {
@@ -492,6 +646,9 @@ impl Bbr {
             self.round_start = true;
             self.packet_conservation = false;
         }
+        if self.linux_cc {
+            self.lt_bw_sampling(rs.now, rs.is_app_limited, rs.lost);
+        }
         let bw = rs.delivered as f64 / rs.interval.as_secs_f64();
         // App-limited samples only count when they raise the estimate.
         if !rs.is_app_limited || bw >= self.max_bw() {
@@ -588,6 +745,7 @@ impl Bbr {
         (self.pacing_gain, self.cwnd_gain) = match self.mode {
             Mode::Startup => (HIGH_GAIN, HIGH_GAIN),
             Mode::Drain => (DRAIN_GAIN, HIGH_GAIN),
+            Mode::ProbeBw { .. } if self.lt.use_bw => (1.0, CWND_GAIN),
             Mode::ProbeBw { cycle_idx, .. } => (PACING_GAIN_CYCLE[cycle_idx], CWND_GAIN),
             Mode::ProbeRtt { .. } => (1.0, 1.0),
         };
@@ -710,7 +868,7 @@ impl CongestionControl for Bbr {
         true
     }
 
-    fn on_state_change(&mut self, w: &mut Window, from: CaState, to: CaState, _now: SimTime) {
+    fn on_state_change(&mut self, w: &mut Window, from: CaState, to: CaState, now: SimTime) {
         if from == to {
             return;
         }
@@ -725,6 +883,10 @@ impl CongestionControl for Bbr {
                 self.full_bw = 0.0;
                 self.round_start = true;
                 self.prev_ca_state = CaState::Loss;
+                // Linux bbr_set_state: an RTO is a loss at the end of a round for the
+                // long-term model (the packets the timeout marks lost are not yet in
+                // `total_lost` here; Linux has counted them).
+                self.lt_bw_sampling(now, false, 1);
             }
             self.ca_state = to;
             return;
@@ -768,13 +930,14 @@ impl CongestionControl for Bbr {
         self.linux_cc = w.linux_cc;
         let acked = rs.total_delivered.saturating_sub(self.last_total_delivered);
         self.last_total_delivered = self.last_total_delivered.max(rs.total_delivered);
+        self.total_lost = self.total_lost.saturating_add(rs.lost);
         let inflight_now = rs.prior_in_flight.saturating_sub(acked.saturating_add(rs.lost));
         // Linux bbr_update_model.
         self.update_bw(rs);
         // Linux bbr_update_ack_aggregation (skipped for nothing acked or an invalid
         // sample, and when the allowance is off).
         if self.extra_acked_gain(w) > 0.0 && acked > 0 && rs.interval.as_nanos() > 0 {
-            let bw = self.max_bw();
+            let bw = self.model_bw();
             self.aggr.update(rs.now, acked, bw, w.cwnd, self.mss, self.round_start);
         }
         self.update_cycle_phase(rs);
@@ -783,15 +946,19 @@ impl CongestionControl for Bbr {
         self.update_min_rtt(w, rs, inflight_now);
         self.update_gains();
         // Linux bbr_main.
-        let bw = self.max_bw();
+        let bw = self.model_bw();
         self.set_pacing_rate(bw, self.pacing_gain);
         self.set_cwnd(w, rs, acked, bw, inflight_now);
     }
 
     fn undo(&mut self, w: &Window) -> Option<u64> {
-        // Spurious slow-down: restart full-pipe detection, keep the current cwnd.
+        // Spurious slow-down: restart full-pipe detection (and, as Linux
+        // bbr_undo_cwnd, the long-term model), keep the current cwnd.
         self.full_bw = 0.0;
         self.full_bw_cnt = 0;
+        if w.linux_cc {
+            self.lt.reset();
+        }
         Some(w.cwnd.max(self.min_cwnd()))
     }
 
@@ -814,6 +981,8 @@ impl CongestionControl for Bbr {
             ("full_bw_cnt", self.full_bw_cnt as f64),
             ("cycle_idx", cycle_idx),
             ("extra_acked_bytes", self.aggr.extra_acked() as f64),
+            ("lt_use_bw", f64::from(u8::from(self.lt.use_bw))),
+            ("lt_bw_bps", self.lt.bw * 8.0),
         ]
     }
 }
@@ -1319,6 +1488,81 @@ mod tests {
         let mut d = build(false);
         d.mode = Mode::ProbeBw { cycle_idx: 0, phase_start: SimTime(0) };
         assert_eq!(d.inflight_target(1.25e6, 2.0), 102_500 + 6 * mss);
+    }
+
+    #[test]
+    fn long_term_bw_follows_bbr_lt_bw_sampling() {
+        // Linux tcp_bbr.c `bbr_lt_bw_sampling` / `bbr_lt_bw_interval_done`, MSS 1000,
+        // margin 1 %. Times in ms; `delivered` and `lost` are the connection's totals.
+        let ms = |t: u64| SimTime(t * 1_000_000);
+        let m = 0.01;
+        let mut lt = LongTermBw::default();
+        // No loss yet: nothing starts.
+        lt.sample(ms(0), true, false, 0, 10_000, 0, m);
+        assert!(!lt.is_sampling);
+        // The first loss opens an interval at 100 ms with 20 kB delivered, 1 kB lost.
+        lt.sample(ms(100), false, false, MSS, 20_000, MSS, m);
+        assert!(lt.is_sampling && (lt.start_ms, lt.start_delivered, lt.start_lost) == (100, 20_000, MSS));
+        // Three rounds: too short (at least 4), even with heavy loss.
+        for r in 1..=3 {
+            lt.sample(ms(100 + 100 * r), true, false, 5 * MSS, 20_000 + 10_000 * r, MSS + 5 * MSS * r, m);
+        }
+        assert_eq!((lt.rtt_cnt, lt.bw), (3, 0.0));
+        // Round 4 ends with a loss: 40 kB delivered and 20 kB lost since the start
+        // (50 % >= 50/256) over 400 ms: the first interval's rate is 100 kB/s, and a
+        // new interval starts.
+        lt.sample(ms(500), true, false, 5 * MSS, 60_000, 21 * MSS, m);
+        assert_eq!((lt.bw, lt.use_bw, lt.start_ms, lt.rtt_cnt), (100_000.0, false, 500, 0));
+        // A second interval at 110 kB/s (within 1/8 of 100): policed, lt_bw = the mean.
+        for r in 1..=4 {
+            lt.sample(ms(500 + 100 * r), true, false, 5 * MSS, 60_000 + 11_000 * r, 21 * MSS + 5 * MSS * r, m);
+        }
+        assert!(lt.use_bw);
+        assert_eq!(lt.bw, 105_000.0);
+        // A second interval 20 % off would have replaced lt_bw and started over.
+        let mut other = LongTermBw { is_sampling: true, bw: 100_000.0, ..LongTermBw::default() };
+        for r in 1..=4 {
+            other.sample(ms(100 * r), true, false, 5 * MSS, 12_000 * r, 5 * MSS * r, m);
+        }
+        assert!(!other.use_bw);
+        assert_eq!(other.bw, 120_000.0);
+        // Too little loss (10 %) never ends an interval, and past 16 rounds the
+        // sampling stops until the next loss.
+        let mut light = LongTermBw::default();
+        light.sample(ms(0), false, false, MSS, 0, MSS, m);
+        for r in 1..=17 {
+            light.sample(ms(100 * r), true, false, MSS, 10_000 * r, MSS + MSS * r, m);
+        }
+        assert!(!light.is_sampling && light.bw == 0.0);
+        // An app-limited sample stops it too (an underestimate otherwise).
+        let mut idle = LongTermBw::default();
+        idle.sample(ms(0), false, false, MSS, 0, MSS, m);
+        idle.sample(ms(10), false, true, 0, 1_000, MSS, m);
+        assert!(!idle.is_sampling);
+    }
+
+    #[test]
+    fn a_policed_linux_flow_paces_at_the_long_term_rate_for_48_rounds() {
+        // Linux `bbr_bw` and `bbr_update_gains`: while `lt_use_bw`, pacing and cwnd use
+        // lt_bw with pacing gain 1 in ProbeBW; after `bbr_lt_bw_max_rtts` = 48 ProbeBW
+        // rounds the model is reset and gain cycling restarts.
+        let mut d = to_probe_bw(Driver::linux(no_margin(), 10));
+        d.bbr.lt = LongTermBw { use_bw: true, bw: 60_000.0, ..LongTermBw::default() };
+        for round in 1..LT_BW_MAX_RTTS {
+            d.round(10, 100_000.0, RTT);
+            assert_eq!(d.bbr.pacing_gain, 1.0, "round {round}");
+            assert_eq!(d.bbr.model_bw(), 60_000.0);
+            assert_eq!(d.pacing_bytes_per_s(), 60_000.0);
+        }
+        d.round(10, 100_000.0, RTT);
+        assert!(!d.bbr.long_term().use_bw, "48 rounds: back to the max filter");
+        assert_eq!(d.bbr.model_bw(), d.bbr.max_bw());
+        // Without linux_cc the long-term model never runs.
+        let mut b = to_probe_bw(Driver::new(no_margin(), 10));
+        for _ in 0..8 {
+            b.round(10, 100_000.0, RTT);
+        }
+        assert_eq!(*b.bbr.long_term(), LongTermBw::default());
     }
 
     #[test]
