@@ -46,7 +46,7 @@
 
 use super::arrivals::{ArrivalSpec, Arrivals, LoadBasis};
 use super::sizes::SizeDist;
-use crate::cc::{self, CcSpec, Window};
+use crate::cc::{self, CcSpec};
 use crate::net::packet::{NodeId, TcpHeader, FLAG_ACK, FLAG_SYN};
 use crate::rng::RngStream;
 use crate::tcp::config::{TcpConfig, TcpSpec};
@@ -125,7 +125,7 @@ impl RpcApp {
         seed: u64,
     ) -> Result<RpcApp, String> {
         let cfg = spec.tcp.resolve().map_err(|e| format!("{ctx}: {e}"))?;
-        let probe = cc::build(&spec.cc, &Window::new(cfg.mss as u64, u64::MAX, cfg.mss, true, 2))
+        let probe = cc::build(&spec.cc, &cfg.window(u64::MAX))
             .map_err(|e| format!("{ctx}.cc: {e}"))?;
         // A transaction's endpoints do not negotiate ECN (the passive server side and
         // the receivers' CE echo are not wired); refuse rather than ignore the marks.
@@ -188,9 +188,7 @@ impl RpcApp {
     pub fn transaction(&mut self, app: u32, index: u64, batch: u64, now: SimTime) -> Transaction {
         let (request_bytes, response_bytes) = self.draw_sizes();
         let sender = |bytes| {
-            let w = Window::new(self.cfg.iw.bytes(self.cfg.mss), u64::MAX, self.cfg.mss, self.cfg.byte_counting,
-                                self.cfg.abc_limit);
-            let cc = cc::build(&self.cc, &w).expect("checked when the application was built");
+            let cc = cc::build(&self.cc, &self.cfg.window(u64::MAX)).expect("checked when the application was built");
             TcpSender::new(self.cfg.clone(), cc, Some(bytes), None)
         };
         let mut client_tx = sender(request_bytes);

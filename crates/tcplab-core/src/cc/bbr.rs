@@ -419,9 +419,9 @@ pub struct Bbr {
     rng: RngStream,
     /// ACK-aggregation estimate (Linux `bbr_update_ack_aggregation`).
     aggr: AckAggregation,
-    /// The sender runs Linux's CC arithmetic (`Window::linux_cc`, refreshed on every
-    /// rate sample): targets in whole packets with Linux's quantisation budget, and the
-    /// long-term bandwidth model.
+    /// The sender runs Linux's CC arithmetic (`Window::linux_cc` of the window BBR is
+    /// built against, `TcpConfig::window`): targets in whole packets with Linux's
+    /// quantisation budget, and the long-term bandwidth model.
     linux_cc: bool,
     /// Linux's long-term (policer) bandwidth model, `linux_cc` only.
     lt: LongTermBw,
@@ -925,9 +925,6 @@ impl CongestionControl for Bbr {
     }
 
     fn on_rate_sample(&mut self, w: &mut Window, rs: &RateSample) {
-        // The sender's window carries the profile's arithmetic; the window `build`
-        // saw may not (the CC is built before its sender).
-        self.linux_cc = w.linux_cc;
         let acked = rs.total_delivered.saturating_sub(self.last_total_delivered);
         self.last_total_delivered = self.last_total_delivered.max(rs.total_delivered);
         self.total_lost = self.total_lost.saturating_add(rs.lost);

@@ -13,7 +13,7 @@ mod layered;
 pub mod scheduler;
 
 use crate::app::{rpc::RpcApp, AppOutbox, Apps};
-use crate::cc::{self, Window};
+use crate::cc;
 use crate::metrics::recorder::Recorder;
 use crate::metrics::{Digest, RunResult};
 use crate::net::error::ErrorModel;
@@ -302,8 +302,7 @@ impl Simulation {
                     let bytes = if t.bytes == Some(0) { Err(format!("{ctx}.bytes must be at least 1")) } else { Ok(()) };
                     let cfg = t.tcp.resolve().map_err(|e| format!("{ctx}: {e}"));
                     let cc = cfg.as_ref().ok().map(|cfg| {
-                        let w = Window::new(cfg.iw.bytes(cfg.mss), u64::MAX, cfg.mss, cfg.byte_counting, cfg.abc_limit);
-                        cc::build(&t.cc, &w).map_err(|e| format!("{ctx}.cc: {e}"))
+                        cc::build(&t.cc, &cfg.window(u64::MAX)).map_err(|e| format!("{ctx}.cc: {e}"))
                     });
                     let (src, dst, cfg, cc) = match (ends, times, bytes, cfg, cc) {
                         (Ok((src, dst)), Ok(()), Ok(()), Ok(cfg), Some(Ok(cc))) => (src, dst, cfg, cc),

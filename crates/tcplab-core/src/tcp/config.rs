@@ -53,6 +53,7 @@
 use super::frto::FrtoVariant;
 use super::prr::PrrMode;
 use super::rtt::RttEstimatorKind;
+use crate::cc::Window;
 use crate::time::SimDuration;
 use serde::{Deserialize, Serialize};
 
@@ -259,6 +260,16 @@ pub fn profile_description(name: &str) -> &'static str {
 }
 
 impl TcpConfig {
+    /// The congestion window state a sender with this configuration starts from:
+    /// the initial window, `ssthresh` (`u64::MAX` = none yet), and the profile's
+    /// arithmetic (`linux_cc`). The sender's own window and the one a congestion
+    /// control is built against come from here, so they agree.
+    pub fn window(&self, ssthresh: u64) -> Window {
+        let mut w = Window::new(self.iw.bytes(self.mss), ssthresh, self.mss, self.byte_counting, self.abc_limit);
+        w.linux_cc = self.linux_cc;
+        w
+    }
+
     /// The named profile, or an error listing the accepted names.
     pub fn profile(name: &str) -> Result<TcpConfig, String> {
         let linux26 = TcpConfig {

@@ -248,8 +248,7 @@ impl TcpSender {
     ) -> Self {
         let mss = cfg.mss;
         let ssthresh = cbi_ssthresh.or(cfg.initial_ssthresh).unwrap_or(u64::MAX);
-        let mut w = Window::new(cfg.iw.bytes(mss), ssthresh, mss, cfg.byte_counting, cfg.abc_limit);
-        w.linux_cc = cfg.linux_cc;
+        let mut w = cfg.window(ssthresh);
         // The sender paces whenever the CC gives a rate (Linux internal pacing,
         // `SK_PACING_NEEDED`); otherwise the flow is unpaced (`SK_PACING_NONE`).
         w.paced = cc.pacing_rate().is_some();
