@@ -794,6 +794,31 @@ impl TcpSender {
         };
     }
 
+    /// The earliest time the segment after this one (`len` payload octets, sent `now`)
+    /// may leave at pacing rate `rate`.
+    ///
+    /// Under `linux_cc` this is Linux's `tcp_update_skb_after_send`: the gap is the
+    /// payload's time at the rate (the skb's length, headers excluded: BBR's rate is
+    /// delivered payload, `bbr_rate_bytes_per_sec`), less the lateness of this send up
+    /// to half the gap ("take into account OS jitter"), and the first 10 data segments
+    /// are not paced (`data_segs_out >= 10`). Otherwise the whole packet's time
+    /// (payload and headers), counted from the later of now and the scheduled time.
+    ///
+    /// With MSS 1448 and 52-byte headers the first rule puts 3.6 % more bits on the
+    /// wire at one pacing rate than the second.
+    fn next_pacing_time(&self, rate: Rate, len: u32, now: SimTime) -> SimTime {
+        if !self.cfg.linux_cc {
+            return self.next_send_time.max(now) + rate.tx_time(len + self.cfg.header_bytes);
+        }
+        if self.stats.segs_sent + 1 < 10 {
+            // This segment is among the first 10 (it is counted after this call).
+            return now;
+        }
+        let gap = rate.tx_time(len).as_nanos();
+        let credit = now.0.saturating_sub(self.next_send_time.0);
+        SimTime(self.next_send_time.0.max(now.0) + gap - credit.min(gap / 2))
+    }
+
     /// When the CC paces and the next segment may not leave yet, arms the pacing timer
     /// and returns true (the caller stops sending for now).
     fn pacing_blocks(&mut self, now: SimTime, out: &mut Outbox) -> bool {
@@ -1266,9 +1291,7 @@ impl TcpSender {
         };
         self.rate.on_send(seq, end, now, self.snd_max - self.snd_una);
         if let Some(r) = self.cc.pacing_rate() {
-            // Pacing: the next segment leaves one serialization time at the pacing rate
-            // after this one (Linux `tcp_internal_pacing`).
-            self.next_send_time = self.next_send_time.max(now) + Rate(r.0.max(1)).tx_time(len + self.cfg.header_bytes);
+            self.next_send_time = self.next_pacing_time(Rate(r.0.max(1)), len, now);
         }
         out.segments.push(Segment { hdr, size: len + self.cfg.header_bytes, ecn });
         if let Some(p) = self.prr.as_mut() {
@@ -1504,6 +1527,48 @@ mod tests {
         established(Box::new(Reno), &mut out2);
         assert_eq!(out2.segments.len(), 3);
         assert!(out2.timers.iter().all(|x| x.0 != TimerKind::Pacing));
+    }
+
+    #[test]
+    fn linux_pacing_follows_tcp_update_skb_after_send() {
+        // `linux` profile (MSS 1448, 52-byte headers, IW10) at 1 Mbit/s pacing: the gap
+        // is the payload's time, 1448 B -> 11.584 ms (the whole packet's 1500 B would
+        // take 12 ms); the first 10 data segments are not paced; a late send takes
+        // min(gap / 2, lateness) off the next gap.
+        let cfg = TcpConfig::profile("linux").unwrap();
+        assert!(cfg.linux_cc);
+        let mss = cfg.mss as u64;
+        let mut out = Outbox::default();
+        let mut s = TcpSender::new(cfg, Box::new(Paced(Reno, Rate::mbps(1))), Some(1_000_000), None);
+        s.open(SimTime(0), &mut out);
+        out.clear();
+        let synack = TcpHeader { ack: 1, flags: FLAG_SYN | FLAG_ACK, wnd: 1 << 30, ..Default::default() };
+        s.on_ack(&synack, SimTime(1_000_000), &mut out);
+        assert_eq!(out.segments.len(), 10, "the initial window leaves at once");
+        // The 10th segment (data_segs_out = 10) paces the 11th: 1 ms + 11.584 ms.
+        assert_eq!(s.next_send_time, SimTime(12_584_000));
+        // An ACK of two segments at 50 ms opens the window: the 11th leaves at once,
+        // 37.416 ms late, so the next gap is halved: 50 + 11.584 - 5.792 ms.
+        out.clear();
+        let ack = TcpHeader { ack: 1 + 2 * mss, flags: FLAG_ACK, wnd: 1 << 30, ..Default::default() };
+        s.on_ack(&ack, SimTime(50_000_000), &mut out);
+        assert_eq!(out.segments.len(), 1);
+        let pacing = |out: &Outbox| *out.timers.iter().rev().find(|x| x.0 == TimerKind::Pacing).unwrap();
+        let (_, at, gen) = pacing(&out);
+        assert_eq!(at, SimTime(55_792_000));
+        // On time: a full gap.
+        out.clear();
+        s.on_pacing_timer(gen, at, &mut out);
+        assert_eq!(out.segments.len(), 1);
+        assert_eq!(s.next_send_time, SimTime(67_376_000));
+        // The timer fires 2.624 ms late (less than half a gap): the 13th segment's
+        // gap is 11.584 - 2.624 ms.
+        let (_, at, gen) = pacing(&out);
+        assert_eq!(at, SimTime(67_376_000));
+        out.clear();
+        s.on_pacing_timer(gen, SimTime(70_000_000), &mut out);
+        assert_eq!(out.segments.len(), 1);
+        assert_eq!(s.next_send_time, SimTime(70_000_000 + 11_584_000 - 2_624_000));
     }
 
     /// A SACK sender (ns2-sack: IW3, initial RTO 3 s) with or without timestamps, its IW sent at 1 ms.
