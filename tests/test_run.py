@@ -132,7 +132,8 @@ def test_linux_bbr_digest_pins_the_ack_aggregation_allowance() -> None:
     # ACK ending the last one: 52e473d7c8852265 and b88439530cd2880d; before the
     # receiver offered Linux's window and RACK's recovery stopped waiting for a
     # timeout's high_seq: 62592942e688a128, 1cc454c1e7bc304e and a0799360a2257c69.
-    # CUBIC's 390caa4b648bf6bb is unchanged by the budget. Pinned so that a change is
+    # CUBIC: 6639e534a815eaac with Linux's own arithmetic (cc/cubic_linux.rs); before
+    # it, 390caa4b648bf6bb (unchanged by the budget). Pinned so that a change is
     # deliberate.
     from tcplab.fidelity_grid import TRACES, _bulk_metrics
     from tcplab.scenario import load
@@ -149,7 +150,7 @@ def test_linux_bbr_digest_pins_the_ack_aggregation_allowance() -> None:
     digest0, cwnd0 = run("bbr", extra_acked_gain=0.0)
     assert (digest, digest0) == ("100496c631be5cbb", "100496c631be5cbb")
     assert (round(cwnd), round(cwnd0)) == (104_384, 101_785)  # the allowance: +1.79 segments
-    assert run("cubic")[0] == "390caa4b648bf6bb"
+    assert run("cubic")[0] == "6639e534a815eaac"
 
 
 def test_write_and_read_back(tmp_path: Path) -> None:

@@ -139,6 +139,12 @@ fn bbr_conserves_the_pipe_not_flight_size_in_start_up_recovery() {
 /// never form a train. Tolerance: 55-65 segments, about one ACK-train threshold
 /// (22 ms of ACKs, ~18 segments) less a third either way; without the receiver's
 /// quick ACKs the exit was 161 segments with 116 retransmissions.
+///
+/// After the exit there is no W_max yet, so Linux grows by at least 5 % per RTT
+/// (`bictcp_update`: `cnt` at most 20; `cc/cubic_linux.rs`) and the queue overflows:
+/// in the 5 kernel runs on the grid's 0.1 % point whose first loss was not a random
+/// one, the first recovery began at 0.97-0.99 s with cwnd at 92-93 segments (the
+/// path holds 50 + 37). Tolerance: 0.9-1.1 s and 90-96 segments.
 #[test]
 fn linux_cubic_leaves_slow_start_by_the_ack_train_like_the_kernel() {
     use common::{dumbbell, run, scenario, tcp_flow, MS, S};
@@ -155,5 +161,8 @@ fn linux_cubic_leaves_slow_start_by_the_ack_train_like_the_kernel() {
     let exit = c.ssthresh_bytes[first].unwrap() / 1448;
     assert!((55..=65).contains(&exit), "HyStart exit at {exit} segments (kernel: 61)");
     assert!((0.18..0.25).contains(&c.t_s[first]), "exit at {} s (kernel: 0.21 s)", c.t_s[first]);
-    assert_eq!(r.flows.retransmits[0], 0, "no loss in the first 2 s");
+    let loss = c.state.iter().position(|&s| s != 0).expect("the queue overflows");
+    let peak = c.cwnd_bytes[..loss].iter().max().unwrap() / 1448;
+    assert!((0.9..1.1).contains(&c.t_s[loss]), "first recovery at {} s (kernel: 0.97-0.99 s)", c.t_s[loss]);
+    assert!((90..=96).contains(&peak), "cwnd {peak} segments before it (kernel: 92-93)");
 }

@@ -36,20 +36,24 @@
 //! - `hystart_plus_plus` = false: RFC 9406 HyStart++ instead of Linux HyStart.
 //! - `hystart_low_window` = 16, segments: smallest cwnd at which HyStart acts.
 //! - `hystart_ack_delta_us` = 2000, microseconds: largest ACK spacing in an ACK train.
-//! - `rto_resets_w_max` = false: forget W_max on RTO, as Linux and RFC 9438 §4.8 do.
+//! - `rto_resets_w_max` = false: forget W_max on RTO, as Linux and RFC 9438 §4.8 do
+//!   (under `linux_cc` Linux's reset always runs, whatever this says).
 //!
 //! Deviations from RFC 9438 or Linux:
 //! - Reno-friendly region: cwnd grows towards W_est by `W_est - cwnd` per RTT when that
 //!   beats the cubic increase, as Linux does. RFC 9438 §4.3 sets cwnd = W_est at once.
 //!   The gap is below one segment, because W_est grows at most 1 segment per RTT.
 //! - ssthresh multiplies cwnd, as Linux does, not FlightSize.
+//! - Under `linux_cc` (the `linux` profile) congestion avoidance, W_max, ssthresh and
+//!   the timeout's reset are Linux's own integer arithmetic (`cc/cubic_linux.rs`:
+//!   `bictcp_update`, jiffies, whole packets), and the items below that name Linux do
+//!   not apply; HyStart, `delay_min` and the idle shift stay here. Otherwise:
 //! - Floating-point W(t) in real time; Linux uses a fixed-point cube root and jiffies.
 //!   beta is 0.7, where Linux uses 717/1024. The increase is recomputed on every ACK;
 //!   Linux does it at most once per jiffy.
 //! - The RTT added to t is the smoothed RTT (RFC 9438 §4.2). Linux adds `delay_min`.
 //! - alpha switches to 1 once `W_est >= cwnd_prior` (RFC 9438 §4.3). Linux keeps
-//!   alpha_cubic; so does tcplab when the sender runs with `linux_cc` (the `linux`
-//!   profile).
+//!   alpha_cubic.
 //! - Without a known W_max (slow start ended with no loss), K = 0 and W_max = cwnd_epoch,
 //!   as RFC 9438 §4.10 says. Linux then also grows at least 5 % per RTT (`cnt` at most
 //!   20); tcplab does not.
@@ -77,8 +81,9 @@
 //!   recommends 8 without pacing. The delay test runs before this ACK's growth, as in
 //!   Linux HyStart. HyStart++ is used only in the first slow start (RFC 9406 §4).
 
+use super::cubic_linux::{self, LinuxCubic};
 use super::{
-    reno_additive_increase, slow_start, AckInfo, CaState, CcEntry, CongestionControl,
+    cong_avoid_ai, reno_additive_increase, slow_start, AckInfo, CaState, CcEntry, CongestionControl,
     ParamInfo, RateSample, RoundCounter, Window,
 };
 use crate::time::{SimDuration, SimTime};
@@ -199,7 +204,7 @@ fn param_info() -> Vec<ParamInfo> {
         ParamInfo { name: "hystart_plus_plus", unit: "bool", default: flag(d.hystart_plus_plus), doc: "RFC 9406 HyStart++ instead of Linux HyStart" },
         ParamInfo { name: "hystart_low_window", unit: "segments", default: d.hystart_low_window as f64, doc: "smallest cwnd at which Linux HyStart acts" },
         ParamInfo { name: "hystart_ack_delta_us", unit: "us", default: d.hystart_ack_delta_us as f64, doc: "largest ACK spacing in an ACK train" },
-        ParamInfo { name: "rto_resets_w_max", unit: "bool", default: flag(d.rto_resets_w_max), doc: "forget W_max on RTO (Linux, RFC 9438 §4.8)" },
+        ParamInfo { name: "rto_resets_w_max", unit: "bool", default: flag(d.rto_resets_w_max), doc: "forget W_max on RTO (RFC 9438 §4.8); the linux profile always does, as Linux" },
     ]
 }
 
@@ -395,6 +400,9 @@ pub struct Cubic {
     pipe_empty_since: Option<SimTime>,
     /// cwnd at the last ACK or state change, bytes (the pre-loss cwnd at an RTO).
     cwnd_seen: u64,
+    /// Under `linux_cc`: Linux's own arithmetic (`cc/cubic_linux.rs`) in place of the
+    /// real-valued curve, W_max and W_est above.
+    linux: Option<LinuxCubic>,
 }
 
 impl Cubic {
@@ -406,6 +414,7 @@ impl Cubic {
         } else {
             SlowStartExit::Standard
         };
+        let linux = w.linux_cc.then(|| LinuxCubic::new(cubic_linux::Constants::new(p.beta, p.c), p.reno_friendly));
         Cubic {
             alpha_cubic: 3.0 * (1.0 - p.beta) / (1.0 + p.beta),
             p,
@@ -418,12 +427,16 @@ impl Cubic {
             rounds: RoundCounter::default(),
             pipe_empty_since: None,
             cwnd_seen: w.cwnd,
+            linux,
         }
     }
 
     /// Linux discards delay samples for 1 s after an epoch starts (after recovery).
     fn holding_off(&self, now: SimTime) -> bool {
-        self.epoch.as_ref().is_some_and(|e| now.since(e.start) < DELAY_SAMPLE_HOLDOFF)
+        match &self.linux {
+            Some(l) => l.in_first_second(cubic_linux::jiffies(now)),
+            None => self.epoch.as_ref().is_some_and(|e| now.since(e.start) < DELAY_SAMPLE_HOLDOFF),
+        }
     }
 
     /// HyStart / HyStart++ bookkeeping for one ACK; may end slow start by setting
@@ -489,6 +502,15 @@ impl Cubic {
     }
 
     fn congestion_avoidance(&mut self, w: &mut Window, ack: &AckInfo, acked: u64) {
+        if let Some(l) = self.linux.as_mut() {
+            // Linux `cubictcp_cong_avoid`: `bictcp_update`, then `tcp_cong_avoid_ai`
+            // with w = cnt packets.
+            let mss = w.mss as u64;
+            let delay_min_us = self.delay_min.map_or(0, |d| d.as_nanos() / 1000);
+            l.update((w.cwnd / mss) as u32, acked.div_ceil(mss) as u32, cubic_linux::jiffies(ack.now), delay_min_us);
+            cong_avoid_ai(w, acked, l.cnt as u64 * mss);
+            return;
+        }
         let mss = w.mss as f64;
         let cwnd = w.cwnd as f64 / mss;
         let c = self.p.c;
@@ -501,11 +523,10 @@ impl Cubic {
         let mut increase = target - cwnd; // segments per RTT
         if self.p.reno_friendly {
             let segments_acked = if w.byte_counting { acked as f64 / mss } else { 1.0 };
-            // RFC 9438 §4.3 switches alpha to 1 once W_est reaches cwnd_prior; Linux
-            // `bictcp_update` keeps 3(1-beta)/(1+beta) throughout (`linux_cc`).
+            // RFC 9438 §4.3 switches alpha to 1 once W_est reaches cwnd_prior (Linux
+            // keeps 3(1-beta)/(1+beta): `cc/cubic_linux.rs`).
             let alpha = match self.cwnd_prior {
-                Some(prior) if epoch.w_est < prior || w.linux_cc => self.alpha_cubic,
-                None if w.linux_cc => self.alpha_cubic,
+                Some(prior) if epoch.w_est < prior => self.alpha_cubic,
                 _ => 1.0,
             };
             // W_est += alpha_cubic * segments_acked / cwnd   (RFC 9438, Eq. 4)
@@ -524,6 +545,10 @@ impl Cubic {
 
     /// A congestion event seen when the sender leaves Open (RFC 9438 §4.6-4.7).
     fn on_congestion_event(&mut self, w: &Window) {
+        if let Some(l) = self.linux.as_mut() {
+            // Linux `cubictcp_recalc_ssthresh`.
+            l.on_window_reduction((w.cwnd.max(self.cwnd_seen) / w.mss as u64) as u32, self.p.fast_convergence);
+        }
         let cwnd = w.cwnd.max(self.cwnd_seen) as f64 / w.mss as f64;
         self.w_max = Some(match self.w_max {
             // W_max = cwnd * (1 + beta_cubic) / 2   (RFC 9438 §4.7, fast convergence)
@@ -567,13 +592,23 @@ impl CongestionControl for Cubic {
     }
 
     fn ssthresh_after_loss(&self, w: &Window, _in_flight: u64) -> u64 {
+        if let Some(l) = &self.linux {
+            // Linux: cwnd x 717 / 1024 whole packets, at least 2.
+            return l.ssthresh((w.cwnd / w.mss as u64) as u32) as u64 * w.mss as u64;
+        }
         // ssthresh = cwnd * beta_cubic   (RFC 9438 §4.6; Linux multiplies cwnd too)
         ((w.cwnd as f64 * self.p.beta).round() as u64).max(2 * w.mss as u64)
     }
 
     fn on_packet_sent(&mut self, now: SimTime, _bytes: u32, _in_flight: u64) {
         // The first send after an ACK emptied the pipe ends an idle period.
-        if let (Some(empty_at), Some(e)) = (self.pipe_empty_since.take(), &mut self.epoch) {
+        let Some(empty_at) = self.pipe_empty_since.take() else { return };
+        if let Some(l) = self.linux.as_mut() {
+            // Linux `cubictcp_cwnd_event(CA_EVENT_TX_START)`, in jiffies.
+            let now_j = cubic_linux::jiffies(now);
+            l.shift_epoch(now_j.wrapping_sub(cubic_linux::jiffies(empty_at)), now_j);
+        }
+        if let Some(e) = &mut self.epoch {
             // The idle time does not count towards t (RFC 9438 §5.8).
             e.start = (e.start + now.since(empty_at)).min(now);
         }
@@ -586,6 +621,10 @@ impl CongestionControl for Cubic {
         if to == CaState::Loss {
             if self.p.rto_resets_w_max {
                 self.w_max = None;
+            }
+            // Linux `cubictcp_state(TCP_CA_Loss)` -> `bictcp_reset`.
+            if let Some(l) = self.linux.as_mut() {
+                l.reset();
             }
             // Linux `cubictcp_state(TCP_CA_Loss)`: HyStart starts over.
             if let SlowStartExit::HyStart(h) = &mut self.exit {
@@ -614,7 +653,12 @@ impl CongestionControl for Cubic {
 
     fn trace(&self) -> Vec<(&'static str, f64)> {
         let mut v = Vec::new();
-        if let Some(m) = self.w_max {
+        if let Some(l) = &self.linux {
+            v.push(("w_max", l.last_max_cwnd as f64));
+            v.push(("cnt", l.cnt as f64));
+            v.push(("k", l.k as f64 / 1024.0));
+            v.push(("w_est", l.tcp_cwnd as f64));
+        } else if let Some(m) = self.w_max {
             v.push(("w_max", m));
         }
         if let Some(p) = self.cwnd_prior {
@@ -793,14 +837,31 @@ mod tests {
     }
 
     #[test]
-    fn linux_keeps_alpha_cubic_beyond_cwnd_prior() {
-        // The same run as above. Linux `bictcp_update` (linux_cc) keeps alpha_cubic =
-        // 0.529 per RTT for all 20 RTTs: W_est = 7 + 20 * 0.529 = 17.6 segments (RFC
-        // 9438 §4.3's switch to 1 at cwnd_prior = 10 gives 24.3).
-        let run = |linux_cc: bool| trace(&loss_at_10_then_20_rtts(Params::default(), linux_cc), "w_est").unwrap();
-        let (rfc, linux) = (run(false), run(true));
-        assert!((23.0..=25.5).contains(&rfc), "RFC W_est {rfc}");
-        assert!((17.0..=18.2).contains(&linux), "Linux W_est {linux}");
+    fn linux_arithmetic_keeps_alpha_cubic_beyond_cwnd_prior() {
+        // The same run as above with a `linux_cc` window from the start, so the CUBIC
+        // is Linux's (`cc/cubic_linux.rs`): ssthresh 10 x 717 / 1024 = 7, W_max 10,
+        // K = 2004/1024 s; over 20 RTTs (0.2 s) the curve's whole-packet target stays at
+        // 7-8, and the friendly estimate grows one packet per (cwnd x 15) >> 3 acked,
+        // about 0.53 per RTT, never switching to 1 past cwnd_prior as RFC 9438 §4.3
+        // does (24.3 there): at most 7 + 20 x 0.53 = 17.7 segments. The `HZ / 32`
+        // hold (7 jiffies, 2.8 RTTs here) delays each cnt update, so less.
+        let mut w = Window::new(10 * MSS as u64, u64::MAX, MSS, true, 2);
+        w.linux_cc = true;
+        let mut t = TestSender::new(Box::new(Cubic::new(Params::default(), &w)), MSS, 10, true);
+        t.w.linux_cc = true;
+        t.rtt = SimDuration::from_millis(10);
+        t.w.ssthresh = t.w.cwnd;
+        t.send(10);
+        t.lose();
+        assert_eq!(t.w.ssthresh, 7 * MSS as u64);
+        assert_eq!(trace(&t, "w_max"), Some(10.0));
+        t.in_flight = 0;
+        for _ in 0..20 {
+            t.round_trip_all();
+        }
+        let cwnd = t.w.cwnd as f64 / MSS as f64;
+        assert!((13.0..=17.7).contains(&cwnd), "Linux cwnd {cwnd}");
+        assert_eq!(t.w.cwnd % MSS as u64, 0, "whole segments");
     }
 
     #[test]

@@ -30,6 +30,7 @@ pub mod bbr;
 pub mod bic;
 pub mod compound;
 pub mod cubic;
+pub mod cubic_linux;
 pub mod dctcp;
 pub mod highspeed;
 pub mod htcp;
@@ -289,21 +290,29 @@ pub fn reno_additive_increase(w: &mut Window, acked: u64, segments_per_cwnd: f64
     let mss = w.mss as u64;
     if w.byte_counting {
         let target = ((w.cwnd as f64) / segments_per_cwnd.max(1e-9)).max(mss as f64) as u64;
-        if w.linux_cc && w.bytes_acked >= target {
-            // Credit earned at a larger window is applied gently: one segment, and
-            // the count restarts (Linux `tcp_cong_avoid_ai`).
-            w.bytes_acked = 0;
-            w.cwnd += mss;
-        }
-        w.bytes_acked += acked;
-        if w.bytes_acked >= target {
-            let steps = w.bytes_acked / target;
-            w.bytes_acked -= steps * target;
-            w.cwnd += steps * mss;
-        }
+        cong_avoid_ai(w, acked, target);
     } else {
         let inc = ((mss * mss) as f64 * segments_per_cwnd / w.cwnd.max(1) as f64) as u64;
         w.cwnd += inc.max(1);
+    }
+}
+
+/// One MSS more for every `target` bytes acked (Linux `tcp_cong_avoid_ai` with
+/// `w = target / MSS` packets), counting in `w.bytes_acked`. Under `linux_cc`, credit
+/// earned at a larger `target` is applied gently, as Linux does: one segment, and the
+/// count restarts.
+pub fn cong_avoid_ai(w: &mut Window, acked: u64, target: u64) {
+    let mss = w.mss as u64;
+    let target = target.max(1);
+    if w.linux_cc && w.bytes_acked >= target {
+        w.bytes_acked = 0;
+        w.cwnd += mss;
+    }
+    w.bytes_acked += acked;
+    if w.bytes_acked >= target {
+        let steps = w.bytes_acked / target;
+        w.bytes_acked -= steps * target;
+        w.cwnd += steps * mss;
     }
 }
 
