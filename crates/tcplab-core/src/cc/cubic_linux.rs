@@ -24,6 +24,9 @@
 //! `beta` and `c` are CUBIC's parameters rounded to Linux's module parameters (`beta`
 //! in 1/1024, `bic_scale` = C x 1024 / 10): 0.7 and 0.4 give Linux's 717 and 41.
 //!
+//! Where Linux's 64-bit (t - K)^3 would wrap, more than 342 s from K, the target
+//! saturates instead (`cnt` then 2).
+//!
 //! `HZ` is 250: `CONFIG_HZ_250`, the configuration of the kernel the loss-fidelity grid
 //! compares against (Linux 6.18, docs/validation.md); kernels built with 1000 have
 //! 1 ms jiffies. The cube root is exact (rounded down) where Linux uses a table and one
@@ -166,16 +169,18 @@ impl LinuxCubic {
             let t = ((elapsed + usecs_to_jiffies(delay_min_us)) << BICTCP_HZ) / HZ;
             let k = self.k as u64;
             let offs = t.abs_diff(k);
-            let delta = ((self.k_.cube_rtt_scale * offs * offs * offs) >> (10 + 3 * BICTCP_HZ)) as u32;
-            let target = if t < k { self.origin.wrapping_sub(delta) } else { self.origin.wrapping_add(delta) };
-            self.cnt = if target > cwnd { cwnd / (target - cwnd) } else { 100 * cwnd };
+            // Saturating where Linux's u64 would wrap (more than 342 s from K).
+            let cube = self.k_.cube_rtt_scale.saturating_mul(offs).saturating_mul(offs).saturating_mul(offs);
+            let delta = (cube >> (10 + 3 * BICTCP_HZ)).min(u32::MAX as u64) as u32;
+            let target = if t < k { self.origin.saturating_sub(delta) } else { self.origin.saturating_add(delta) };
+            self.cnt = if target > cwnd { cwnd / (target - cwnd) } else { cwnd.saturating_mul(100) };
             if self.last_max_cwnd == 0 && self.cnt > CNT_CAP_NO_W_MAX {
                 self.cnt = CNT_CAP_NO_W_MAX;
             }
         }
         if self.friendly {
             // Reno-friendly region (`tcp_friendliness`).
-            let per_packet = (cwnd * self.k_.friendly_scale) >> 3;
+            let per_packet = ((cwnd as u64 * self.k_.friendly_scale as u64) >> 3).min(u32::MAX as u64) as u32;
             if per_packet > 0 {
                 while self.ack_cnt > per_packet {
                     self.ack_cnt -= per_packet;
@@ -197,7 +202,7 @@ impl LinuxCubic {
     pub fn on_window_reduction(&mut self, cwnd: u32, fast_convergence: bool) -> u32 {
         self.epoch_start = None;
         self.last_max_cwnd = if cwnd < self.last_max_cwnd && fast_convergence {
-            cwnd * (BETA_SCALE + self.k_.beta) / (2 * BETA_SCALE)
+            (cwnd as u64 * (BETA_SCALE + self.k_.beta) as u64 / (2 * BETA_SCALE) as u64) as u32
         } else {
             cwnd
         };
@@ -206,7 +211,7 @@ impl LinuxCubic {
 
     /// ssthresh after a reduction from `cwnd` packets: cwnd x beta / 1024, at least 2.
     pub fn ssthresh(&self, cwnd: u32) -> u32 {
-        (cwnd * self.k_.beta / BETA_SCALE).max(2)
+        ((cwnd as u64 * self.k_.beta as u64 / BETA_SCALE as u64) as u32).max(2)
     }
 
     /// `bictcp_reset` (on a timeout): everything starts over.
@@ -306,6 +311,14 @@ mod tests {
         // cnt = 100 / 27 = 3.
         c.update(101, 1, 6000, 100_000);
         assert_eq!(c.cnt, 3);
+    }
+
+    #[test]
+    fn an_hour_long_epoch_saturates_instead_of_wrapping() {
+        let mut c = linux(0);
+        c.update(1000, 1, 0, 100_000);
+        c.update(1001, 1, 3600 * HZ as u32, 100_000);
+        assert_eq!(c.cnt, 2);
     }
 
     #[test]
