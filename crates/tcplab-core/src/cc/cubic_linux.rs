@@ -72,9 +72,13 @@ impl Constants {
     }
 }
 
+/// Nanoseconds per jiffy (`HZ` divides 10^9).
+const NS_PER_JIFFY: u64 = 1_000_000_000 / HZ;
+const _: () = assert!(1_000_000_000 % HZ == 0, "HZ must divide 10^9");
+
 /// The jiffies counter at `now` (32 bits, wrapping, as `tcp_jiffies32`).
 pub fn jiffies(now: SimTime) -> u32 {
-    (now.0 as u128 * HZ as u128 / 1_000_000_000) as u32
+    (now.0 / NS_PER_JIFFY) as u32
 }
 
 /// `usecs_to_jiffies`: rounded up.
@@ -97,7 +101,8 @@ fn cube_root(a: u64) -> u64 {
 /// Linux's `struct bictcp` (the CUBIC part; HyStart stays in `cc/cubic.rs`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LinuxCubic {
-    k_: Constants,
+    /// The module's parameters.
+    consts: Constants,
     /// Packets acked per cwnd increment (`cnt`).
     pub cnt: u32,
     /// W_max, packets (`last_max_cwnd`); 0 = none.
@@ -120,9 +125,9 @@ pub struct LinuxCubic {
 
 impl LinuxCubic {
     /// A fresh state (`bictcp_reset`) with the module's constants.
-    pub fn new(k: Constants, friendly: bool) -> Self {
+    pub fn new(consts: Constants, friendly: bool) -> Self {
         LinuxCubic {
-            k_: k,
+            consts,
             cnt: 0,
             last_max_cwnd: 0,
             last_cwnd: 0,
@@ -158,7 +163,7 @@ impl LinuxCubic {
                         self.k = 0;
                         self.origin = cwnd;
                     } else {
-                        self.k = cube_root(self.k_.cube_factor * (self.last_max_cwnd - cwnd) as u64) as u32;
+                        self.k = cube_root(self.consts.cube_factor * (self.last_max_cwnd - cwnd) as u64) as u32;
                         self.origin = self.last_max_cwnd;
                     }
                     now
@@ -170,7 +175,7 @@ impl LinuxCubic {
             let k = self.k as u64;
             let offs = t.abs_diff(k);
             // Saturating where Linux's u64 would wrap (more than 342 s from K).
-            let cube = self.k_.cube_rtt_scale.saturating_mul(offs).saturating_mul(offs).saturating_mul(offs);
+            let cube = self.consts.cube_rtt_scale.saturating_mul(offs).saturating_mul(offs).saturating_mul(offs);
             let delta = (cube >> (10 + 3 * BICTCP_HZ)).min(u32::MAX as u64) as u32;
             let target = if t < k { self.origin.saturating_sub(delta) } else { self.origin.saturating_add(delta) };
             self.cnt = if target > cwnd { cwnd / (target - cwnd) } else { cwnd.saturating_mul(100) };
@@ -180,7 +185,7 @@ impl LinuxCubic {
         }
         if self.friendly {
             // Reno-friendly region (`tcp_friendliness`).
-            let per_packet = ((cwnd as u64 * self.k_.friendly_scale as u64) >> 3).min(u32::MAX as u64) as u32;
+            let per_packet = ((cwnd as u64 * self.consts.friendly_scale as u64) >> 3).min(u32::MAX as u64) as u32;
             if per_packet > 0 {
                 while self.ack_cnt > per_packet {
                     self.ack_cnt -= per_packet;
@@ -202,7 +207,7 @@ impl LinuxCubic {
     pub fn on_window_reduction(&mut self, cwnd: u32, fast_convergence: bool) -> u32 {
         self.epoch_start = None;
         self.last_max_cwnd = if cwnd < self.last_max_cwnd && fast_convergence {
-            (cwnd as u64 * (BETA_SCALE + self.k_.beta) as u64 / (2 * BETA_SCALE) as u64) as u32
+            (cwnd as u64 * (BETA_SCALE + self.consts.beta) as u64 / (2 * BETA_SCALE) as u64) as u32
         } else {
             cwnd
         };
@@ -211,12 +216,12 @@ impl LinuxCubic {
 
     /// ssthresh after a reduction from `cwnd` packets: cwnd x beta / 1024, at least 2.
     pub fn ssthresh(&self, cwnd: u32) -> u32 {
-        ((cwnd as u64 * self.k_.beta as u64 / BETA_SCALE as u64) as u32).max(2)
+        ((cwnd as u64 * self.consts.beta as u64 / BETA_SCALE as u64) as u32).max(2)
     }
 
     /// `bictcp_reset` (on a timeout): everything starts over.
     pub fn reset(&mut self) {
-        *self = LinuxCubic::new(self.k_, self.friendly);
+        *self = LinuxCubic::new(self.consts, self.friendly);
     }
 
     /// `cubictcp_cwnd_event(CA_EVENT_TX_START)`: `idle` jiffies without sending move
