@@ -49,6 +49,20 @@
 //! Deviations and choices: c is clamped to [0, 1]; the increase applies per ACK (per
 //! acked segment with byte counting); W never drops below W_reno nor 1 MSS; growth is
 //! skipped when the sender is not cwnd-limited (RFC 2861). There is no Linux module.
+//!
+//! **Growth is capped at slow start's rate: one packet per acked segment.** Taken
+//! literally the equation has no bound. With R = W/RTT the increase per RTT is
+//! `alpha*B*RTT^2*e^c/W` (B in packets/s), which overshoots the capacity target
+//! `B*RTT` by about `alpha*RTT/W` when W is far below it: after a collapse to a few
+//! packets, with an RTT of seconds behind full multi-hop buffers, one ACK adds
+//! thousands of packets. Measured on the highspeed study's sessions (tiny scale,
+//! 300 s, 10 long-lived sessions, before this cap): W = 3 packets, RTT 5.47 s,
+//! B/R = 267 and a 28-segment ACK gave W = 370,881 packets; cwnd reached 5.5e10 B,
+//! and the long-lived flows spent 2,115 of 2,672 flow-seconds in RTO recovery. Every
+//! window rule Linux runs grows through `tcp_slow_start` or `tcp_cong_avoid_ai`,
+//! neither faster than one segment per segment acked (RFC 5681 §3.1 bounds slow
+//! start the same way); the cap applies that bound here. Below it the seed's
+//! equation is unchanged.
 
 use super::{
     slow_start, AckInfo, CaState, CcEntry, CongestionControl, ParamInfo, RateSample, Window,
@@ -231,8 +245,9 @@ impl CongestionControl for AReno {
             let achieved = self.w_bytes / rtt_s; // R = W/RTT, bytes/s
             let b = self.capacity.get();
             let b_over_r = if b > 0.0 && achieved > 0.0 { b / achieved } else { 1.0 };
-            // W += (alpha*(B/R)*RTT*e^c - beta*W*c)/W   (seed 002)
-            w_next += n * window_increment(&self.p, w_pkts, b_over_r, rtt_s, c);
+            // W += (alpha*(B/R)*RTT*e^c - beta*W*c)/W   (seed 002), at most one
+            // packet per acked segment: no faster than slow start (module doc).
+            w_next += (n * window_increment(&self.p, w_pkts, b_over_r, rtt_s, c)).min(n);
         }
         // W = max(W, W_reno)   (seed 002)
         let w_next = w_next.max(w_reno_next).max(1.0);
@@ -437,6 +452,42 @@ mod tests {
         assert!((traced(&c, "c") - 1.0).abs() < 1e-12);
         assert_eq!(w.cwnd, 50_059);
         assert!((traced(&c, "w_reno_bytes") - 50_059.98).abs() < 0.01);
+    }
+
+    #[test]
+    fn growth_is_capped_at_one_packet_per_acked_segment() {
+        // The collapse measured on the highspeed sessions: W = W_reno = 3 MSS in
+        // avoidance, RTT_min 470 ms, an RTT of 5.47 s, B = 214 pkt/s (10 s max), c = 0.
+        // R = 3/5.47 = 0.548 pkt/s, so B/R = 390 and one segment would add
+        // 10*390*5.47/3 = 7,115 packets. Capped: +1 per acked segment.
+        let mut w = Window::new(3 * MSS, 3 * MSS, MSS as u32, false, 2);
+        let mut c = AReno::new(Params::default(), &w);
+        c.on_rtt_sample(SimDuration::from_millis(470), SimTime(0));
+        ack(&mut c, &mut w, SimTime(1), 5_470, 214.0);
+        assert_eq!(w.cwnd, 4 * MSS);
+        // A stretch ACK of 28 segments with byte counting: at most +28.
+        let mut w = Window::new(3 * MSS, 3 * MSS, MSS as u32, true, 2);
+        let mut c = AReno::new(Params::default(), &w);
+        c.on_rtt_sample(SimDuration::from_millis(470), SimTime(0));
+        ack(&mut c, &mut w, SimTime(1), 5_470, 214.0);
+        let info = AckInfo {
+            now: SimTime(2),
+            acked_bytes: 28 * MSS,
+            rtt: Some(SimDuration::from_millis(5_470)),
+            srtt: Some(SimDuration::from_millis(5_470)),
+            min_rtt: None,
+            in_flight: w.cwnd,
+            cwnd_limited: true,
+        };
+        let before = w.cwnd;
+        c.on_ack(&mut w, &info);
+        assert_eq!(w.cwnd, before + 28 * MSS);
+        // Near capacity the equation is below the cap and unchanged: W = 50, B/R = 2,
+        // RTT 100 ms: +0.04 per segment (`per_ack_update_takes_max_with_reno`).
+        let mut w = Window::new(50 * MSS, 50 * MSS, MSS as u32, true, 2);
+        let mut c = AReno::new(Params::default(), &w);
+        ack(&mut c, &mut w, SimTime(0), 100, 1000.0);
+        assert_eq!(w.cwnd, 50_040);
     }
 
     #[test]
