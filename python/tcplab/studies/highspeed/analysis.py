@@ -31,7 +31,7 @@ from tcplab.studies.highspeed.setup import CASE, HOP_BINS, MIN_SPAN_S, RUN
 
 __all__ = [
     "SPIKE_THRESHOLD_S", "SPIKE_RESET_S", "SHORT_RTT_MAX_S", "LONG_RTT_MIN_S",
-    "count_spikes", "spike_rows", "active_utilisation", "log_slope", "jain", "analyse_runs",
+    "count_spikes", "spike_rows", "active_utilisation", "log_slope", "jain", "compact_flows", "analyse_runs",
 ]
 
 #: A spike starts when a packet's queueing delay (its one-way delay minus the flow's
@@ -189,6 +189,42 @@ def _mean(s: pd.Series) -> float:
     return float(s.mean()) if len(s) else math.nan
 
 
+def compact_flows(flows: pd.DataFrame) -> pd.DataFrame:
+    """The flows table in compact dtypes, for the analysis (same values).
+
+    With sessions a run holds about 90,000 objects, so the default study (636 runs)
+    has 57 M flow rows: about 11 GB in the task tables' dtypes (int64 and strings),
+    and the join of every flow with its baseline flow (``relative``) needs as much
+    again; the machine the reference ran on (24 GB) ran out of memory there. Here the
+    repeated strings become categoricals (the congestion controls share one set of
+    categories, so ``flow_cc == protocol`` compares) and the small integers int16.
+
+    Example:
+        >>> f = pd.DataFrame({"protocol": ["reno", "areno"], "flow_cc": ["reno", "reno"], "mix": ["alone", "mixed"],
+        ...                   "rtt": ["equal_per_hop"] * 2, "cls": ["long", "short"], "name": ["a", "b"],
+        ...                   "n_long": [10, 10], "rep": [0, 1], "entry": [0, 1], "exit": [2, 3], "hops": [2, 2]})
+        >>> c = compact_flows(f)
+        >>> (c["flow_cc"] == c["protocol"]).tolist(), str(c["hops"].dtype), c.equals(f)
+        ([True, False], 'int16', False)
+        >>> c.astype(f.dtypes.to_dict()).equals(f)
+        True
+    """
+    if not len(flows):
+        return flows
+    ccs = pd.CategoricalDtype(sorted(set(flows["protocol"].unique()) | set(flows["flow_cc"].unique())))
+    out = {}
+    for col in flows.columns:
+        if col in ("protocol", "flow_cc"):
+            out[col] = flows[col].astype(ccs)
+        elif col in ("mix", "rtt", "cls", "name"):
+            out[col] = flows[col].astype("category")
+        elif col in ("n_long", "rep", "entry", "exit", "hops"):
+            out[col] = flows[col].astype("int16")
+        else:
+            out[col] = flows[col]
+    return pd.DataFrame(out)
+
+
 def analyse_runs(flows: pd.DataFrame, links: pd.DataFrame, runs: pd.DataFrame,
                  spikes: pd.DataFrame | None = None) -> dict[str, pd.DataFrame]:
     """The derived tables.
@@ -234,10 +270,10 @@ def analyse_runs(flows: pd.DataFrame, links: pd.DataFrame, runs: pd.DataFrame,
     rel = flows[~baseline].merge(base, on=CASE + ["name"], how="inner")
     rel = rel[rel["comparable"] & (rel["base_bps"] > 0)].copy()
     rel["ratio"] = rel["throughput_bps"] / rel["base_bps"]
-    rel["role"] = np.where(rel["flow_cc"] == rel["protocol"], "hs", "reno")
-    rel["hop_bin"] = rel["hops"].map(HOP_BINS)
-    rel["rtt_band"] = np.select([rel["rtt_s"] <= SHORT_RTT_MAX_S, rel["rtt_s"] >= LONG_RTT_MIN_S],
-                                ["short", "long"], "mid")
+    rel["role"] = pd.Categorical(np.where(rel["flow_cc"] == rel["protocol"], "hs", "reno"))
+    rel["hop_bin"] = pd.Categorical(rel["hops"].map(HOP_BINS))
+    rel["rtt_band"] = pd.Categorical(np.select([rel["rtt_s"] <= SHORT_RTT_MAX_S, rel["rtt_s"] >= LONG_RTT_MIN_S],
+                                               ["short", "long"], "mid"))
 
     util = links.groupby(RUN, sort=False)["utilisation"].mean().rename("util").reset_index()
     rate = float(links["rate_bps"].iloc[0])

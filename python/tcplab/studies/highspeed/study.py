@@ -162,6 +162,8 @@ class Definition(engine.StudyDefinition):
 
     def analyse(self, tables: dict[str, pd.DataFrame], params: StudyParams
                 ) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
+        # Compact in place: the full-dtype table is then freed (its Parquet file is already written).
+        tables["flows"] = analysis.compact_flows(tables["flows"])
         derived = analysis.analyse_runs(tables["flows"], tables["links"], tables["runs"], tables.get("spikes"))
         return derived, claims.evaluate_findings(derived["run_metrics"], params)
 
