@@ -354,7 +354,7 @@ fn param_info() -> Vec<ParamInfo> {
 pub const ENTRY: CcEntry = CcEntry {
     name: "areno",
     summary: "TCP-AdaptiveReno: Reno floor plus delay-steered increase, loss cut W/(1+c)",
-    reference: "Shimonishi, Hama & Murase, PFLDnet 2006; equations as in seed 002",
+    reference: "Shimonishi, Hama & Murase, PFLDnet 2006; equations as in seed 002; growth capped at one packet per acked segment (slow start's rate; `cc/areno.rs`)",
     params: param_info,
     build: |v, w| {
         let p: Params = super::parse_params("areno", v)?;
