@@ -212,17 +212,10 @@ def compact_flows(flows: pd.DataFrame) -> pd.DataFrame:
     if not len(flows):
         return flows
     ccs = pd.CategoricalDtype(sorted(set(flows["protocol"].unique()) | set(flows["flow_cc"].unique())))
-    out = {}
-    for col in flows.columns:
-        if col in ("protocol", "flow_cc"):
-            out[col] = flows[col].astype(ccs)
-        elif col in ("mix", "rtt", "cls", "name"):
-            out[col] = flows[col].astype("category")
-        elif col in ("n_long", "rep", "entry", "exit", "hops"):
-            out[col] = flows[col].astype("int16")
-        else:
-            out[col] = flows[col]
-    return pd.DataFrame(out)
+    dtypes: dict[str, Any] = {"protocol": ccs, "flow_cc": ccs,
+                              **dict.fromkeys(("mix", "rtt", "cls", "name"), "category"),
+                              **dict.fromkeys(("n_long", "rep", "entry", "exit", "hops"), "int16")}
+    return flows.astype({c: t for c, t in dtypes.items() if c in flows})
 
 
 def analyse_runs(flows: pd.DataFrame, links: pd.DataFrame, runs: pd.DataFrame,
