@@ -37,19 +37,33 @@
 //!   (2 ms `hystart_ack_delta_us`) fire at 10 Mbit/s: delayed ACKs two segments apart
 //!   are 2.4 ms apart.
 //! - **Receive-buffer autotuning** (dynamic right-sizing, `tcp_rcv_space_adjust` and
-//!   `tcp_rcvbuf_grow` of Linux 6.x): the buffer starts at `tcp_rmem[1]` = 128 KB.
+//!   `tcp_rcvbuf_grow` of Linux 6.18): the buffer starts at `tcp_rmem[1]` = 128 KB.
 //!   Once per receiver RTT, if the bytes delivered to the application in the last RTT
 //!   (`copied`) exceed the previous measurement (`space`), rcvwin = 2 copied + 4 copied
 //!   (copied - space) / space, plus the bytes from rcv_nxt to the end of the
-//!   out-of-order queue, and the buffer becomes max(buffer, min(2 rcvwin, `tcp_rmem[2]`
-//!   = 6 MB)). `window_clamp` = the buffer's window (`tcp_win_from_space`); `tcp_space`
+//!   out-of-order queue, and the buffer becomes max(buffer, min(rcvwin's buffer,
+//!   `tcp_rmem[2]` = 6 MB)).
+//! - **The receiver's RTT** (`tcp_rcv_rtt_measure_ts`, `tcp_rcv_rtt_update`): with
+//!   timestamps, each data segment of at least `rcv_mss` that echoes a new TSval of
+//!   the receiver's gives the sample now - TSecr (1 ms clock; under 1 ms is no sample).
+//!   A smaller sample is taken at once, a larger one moves the estimate by 1/8. The
+//!   sample includes the queueing the data met, so in slow start each autotuning
+//!   measurement covers more than the base RTT: on the loss grid's 44 ms path the
+//!   estimate reaches 104 ms as the 50-packet queue fills, as the kernel's `rcv_rtt`
+//!   does (`docs/validation.md`, "The receiver's RTT from timestamps"). Without
+//!   timestamps the handshake's RTT stands in (Linux then times a window's worth of
+//!   data, `tcp_rcv_rtt_measure`, left out). `window_clamp` = the buffer's window (`tcp_win_from_space`); `tcp_space`
 //!   = the window of the buffer less the out-of-order queue's memory. The application
 //!   reads every in-order byte at once, so only out-of-order data occupies the buffer.
-//! - **Out-of-order segments grow the window too** (`tcp_data_queue_ofo` calls
-//!   `tcp_grow_window` on SACK connections): during a long recovery on a path with a
-//!   large buffer the window keeps growing; with a small buffer the queue's memory
-//!   leaves no room and the right edge stays put, so the sender stops
-//!   (`tcp_select_window`, next).
+//! - **Out-of-order segments grow the window and the buffer** (`tcp_data_queue_ofo`
+//!   calls `tcp_grow_window` on SACK connections, then, on every connection,
+//!   `tcp_rcvbuf_grow(sk, rcvq_space.space)`: since Linux 6.16 the buffer is
+//!   provisioned for twice the last measurement plus the out-of-order queue's reach
+//!   at every out-of-order arrival, not only at the once-per-RTT measurement, which
+//!   a stalled rcv_nxt never reaches). During a long recovery the window therefore
+//!   keeps pace with the data the sender has out; where the buffer is capped (the
+//!   profile's advertised window) the queue's memory leaves no room and the right edge
+//!   stays put, so the sender stops (`tcp_select_window`, next).
 //! - **The offered window** (`tcp_select_window`): the free space, at most
 //!   `rcv_ssthresh`, rounded up to the window scale's unit (2^7); its right edge never
 //!   moves back. Free space under half the buffer's window ends quick-ACK mode.
@@ -62,9 +76,9 @@
 //! emulator's path Linux 6.18 showed 157/256 at the start, 80,480 of 131,072, and
 //! about 0.52 at 6 MB later); the SYN-ACK's window uses the default 128/256
 //! (`TCP_DEFAULT_SCALING_RATIO`);
-//! the receiver's RTT for autotuning is its handshake sample (Linux refines it from
-//! timestamps, `tcp_rcv_rtt_measure_ts`, so its RTT includes queueing); the window
-//! never exceeds the profile's advertised window (`rcv_buffer`).
+//! the window never exceeds the profile's advertised window (`rcv_buffer`); the
+//! application reads each byte the moment it is in order (Linux's reader wakes later,
+//! and `tcp_rcv_space_adjust` counts only what it has copied).
 //!
 //! Left out: SACK compression (`tcp_sack_compress`: past the third duplicate ACK for
 //! one rcv_nxt, out-of-order ACKs are held up to min(RTT/20, 1 ms)); ping-pong
@@ -139,10 +153,14 @@ pub struct LinuxAckTiming {
     /// `sk_rcvbuf`, bytes.
     rcvbuf: u64,
     /// `rcvq_space`: bytes delivered in the last measured RTT, the delivered count and
-    /// the time (ms) the current measurement began.
+    /// the time (us) the current measurement began.
     space: u64,
     space_seq: u64,
-    space_time_ms: u64,
+    space_time_us: u64,
+    /// `rcv_rtt_est.rtt_us` (eight times the receiver's RTT estimate, us; 0 before a
+    /// sample) and `rcv_rtt_last_tsecr`.
+    rcv_rtt_us8: u64,
+    rcv_rtt_last_tsecr: u64,
     rcv_mss: u64,
     advmss: u64,
     /// The receiver's RTO and SRTT, ms (1 s and none before the handshake sample).
@@ -172,7 +190,9 @@ impl LinuxAckTiming {
             // tcp_init_buffer_space: min(rcv_ssthresh, rcv_wnd, TCP_INIT_CWND * advmss).
             space: (INIT_RCVWND * advmss).min(max_wnd),
             space_seq: 0,
-            space_time_ms: 0,
+            space_time_us: 0,
+            rcv_rtt_us8: 0,
+            rcv_rtt_last_tsecr: 0,
             rcv_mss: MSS_DEFAULT.min(advmss),
             advmss,
             rto_ms: 1000,
@@ -230,7 +250,7 @@ impl LinuxAckTiming {
             self.incr_quickack(TCP_MAX_QUICKACKS);
             self.ato = self.ato_min;
             // The first data segment opens the first autotuning measurement.
-            self.space_time_ms = now_ms;
+            self.space_time_us = now.0 / 1000;
         } else {
             let m = now_ms - self.lrcvtime_ms;
             if m <= self.ato_min / 2 {
@@ -246,15 +266,22 @@ impl LinuxAckTiming {
             self.grow_window(len, ooo_bytes);
         }
         // The application reads the segment: tcp_recvmsg -> tcp_rcv_space_adjust.
-        self.space_adjust(now_ms, delivered, ooo_reach);
+        self.space_adjust(now, delivered, ooo_reach);
     }
 
     /// An out-of-order segment of `len` bytes was queued, after which `ooo_bytes` wait
-    /// out of order (`tcp_data_queue_ofo`, SACK connections): the window grows as for
-    /// an in-order segment, whatever its length, while the buffer, less the
-    /// out-of-order queue's memory, has room.
-    pub fn on_out_of_order(&mut self, len: u64, ooo_bytes: u64) {
-        self.grow_window(len, ooo_bytes);
+    /// out of order, the last of them `ooo_reach` bytes beyond rcv_nxt
+    /// (`tcp_data_queue_ofo`). On SACK connections the window grows as for an in-order
+    /// segment, whatever its length, while the buffer, less the out-of-order queue's
+    /// memory, has room (`tcp_grow_window`). Then, on every connection, the buffer
+    /// grows to hold twice the last measurement plus the queue's reach
+    /// (`tcp_rcvbuf_grow(sk, rcvq_space.space)`, Linux 6.16 and later), so that a long
+    /// recovery does not close the window while the hole is being repaired.
+    pub fn on_out_of_order(&mut self, len: u64, ooo_bytes: u64, ooo_reach: u64, sack: bool) {
+        if sack {
+            self.grow_window(len, ooo_bytes);
+        }
+        self.rcvbuf_grow(self.space, ooo_reach);
     }
 
     /// `tcp_grow_window`: the window grows while the buffer has room, and every
@@ -269,25 +296,75 @@ impl LinuxAckTiming {
         }
     }
 
-    /// `tcp_rcv_space_adjust` with `tcp_rcvbuf_grow`, once per receiver RTT.
-    fn space_adjust(&mut self, now_ms: u64, delivered: u64, ooo_reach: u64) {
-        let Some(rtt) = self.srtt_ms else { return };
-        if now_ms.saturating_sub(self.space_time_ms) < rtt {
+    /// `tcp_rcv_space_adjust` with `tcp_rcvbuf_grow`, once per receiver RTT: the
+    /// timestamp estimate (`rcv_rtt_est`, `on_ts_echo`) or, before its first sample
+    /// (a connection without timestamps), the handshake's RTT.
+    fn space_adjust(&mut self, now: SimTime, delivered: u64, ooo_reach: u64) {
+        let rtt_us = match (self.rcv_rtt_us8, self.srtt_ms) {
+            (r, _) if r > 0 => r >> 3,
+            (_, Some(s)) => s * 1000,
+            _ => return,
+        };
+        let now_us = now.0 / 1000;
+        if now_us.saturating_sub(self.space_time_us) < rtt_us {
             return;
         }
         let copied = delivered.saturating_sub(self.space_seq);
         if copied > self.space {
-            let old = self.space.max(1);
-            self.space = copied;
-            // "DRS is always one RTT late", and slow start may double the rate.
-            let mut rcvwin = copied << 1;
-            rcvwin += ((rcvwin as u128 * 2 * (copied - old) as u128) / old as u128) as u64;
-            rcvwin += ooo_reach;
-            let rcvbuf = space_from_win(rcvwin).min(RMEM_MAX);
-            self.rcvbuf = self.rcvbuf.max(rcvbuf);
+            self.rcvbuf_grow(copied, ooo_reach);
         }
         self.space_seq = delivered;
-        self.space_time_ms = now_ms;
+        self.space_time_us = now_us;
+    }
+
+    /// A data segment of `len` bytes echoed `ts_ecr`, a TSval this receiver sent
+    /// (`tcp_rcv_rtt_measure_ts`, Linux 6.16+): once per echoed value, a segment of at
+    /// least `rcv_mss` gives the sample now - TSecr on the millisecond timestamp clock,
+    /// kept only if positive (`tcp_rtt_tsopt_us(tp, 0)`). The sample includes the
+    /// queueing the data met, so during slow start the receiver's RTT, and with it
+    /// each autotuning measurement, grows with the queue.
+    pub fn on_ts_echo(&mut self, now: SimTime, ts_ecr: u64, len: u64) {
+        if ts_ecr == self.rcv_rtt_last_tsecr {
+            return;
+        }
+        self.rcv_rtt_last_tsecr = ts_ecr;
+        if len < self.rcv_mss {
+            return;
+        }
+        // TSval is send time + 1 ns (tcp/receiver.rs), read on a 1 ms clock.
+        let delta_ms = ms(now).saturating_sub((ts_ecr - 1) / 1_000_000);
+        if delta_ms > 0 {
+            self.rcv_rtt_update(delta_ms * 1000);
+        }
+    }
+
+    /// `tcp_rcv_rtt_update(tp, sample, 0)` (Linux 6.16+): a smaller sample is taken at
+    /// once; a larger one moves the estimate 1/8 of the way.
+    fn rcv_rtt_update(&mut self, sample_us: u64) {
+        let m = sample_us << 3;
+        let old = self.rcv_rtt_us8;
+        self.rcv_rtt_us8 = if old == 0 || m < old { m } else { old - (old >> 3) + sample_us };
+    }
+
+    /// The receiver's RTT estimate from timestamps (`rcv_rtt_est.rtt_us >> 3`), if
+    /// it has a sample.
+    pub fn rcv_rtt(&self) -> Option<SimDuration> {
+        (self.rcv_rtt_us8 > 0).then(|| SimDuration((self.rcv_rtt_us8 >> 3) * 1000))
+    }
+
+    /// `tcp_rcvbuf_grow(sk, newval)` (Linux 6.18): the measurement becomes `newval`;
+    /// "DRS is always one RTT late", so the window is twice it, plus twice its growth
+    /// over the last measurement (slow start may double the rate), plus the reach of
+    /// the out-of-order queue; the buffer never shrinks.
+    fn rcvbuf_grow(&mut self, newval: u64, ooo_reach: u64) {
+        let old = self.space.max(1);
+        self.space = newval;
+        let mut rcvwin = newval << 1;
+        let grow = (rcvwin as u128 * newval.saturating_sub(old) as u128 / old as u128) as u64;
+        rcvwin += grow << 1;
+        rcvwin += ooo_reach;
+        let rcvbuf = space_from_win(rcvwin).min(RMEM_MAX);
+        self.rcvbuf = self.rcvbuf.max(rcvbuf);
     }
 
     /// The SYN-ACK's window (`tcp_select_initial_window`): the starting buffer's
@@ -492,8 +569,63 @@ mod tests {
         }
         assert_eq!(a.rcv_ssthresh(), 75_383);
         let mut b = LinuxAckTiming::new(1448, 6 << 20, SimDuration::from_millis(40));
-        b.on_out_of_order(1448, 1448);
+        b.on_out_of_order(1448, 1448, 1448, true);
         assert_eq!(b.rcv_ssthresh(), 65_160 + 2896);
+    }
+
+    /// `tcp_rcv_rtt_measure_ts` / `tcp_rcv_rtt_update(tp, sample, 0)` (Linux 6.16+),
+    /// by hand. TSvals are send times + 1 ns, read in whole milliseconds. A full
+    /// segment at 100 ms echoing a TSval of 55 ms: first sample, 45 ms. The same echo
+    /// again gives nothing. An echo of 100 ms at 205 ms: 105 ms, larger, so the
+    /// estimate moves 1/8 of the way: 8 * 45,000 - 45,000 + 105,000 = 420,000 us/8 =
+    /// 52.5 ms. A segment under `rcv_mss` (536 before one is measured) takes its echo
+    /// without a sample; an echo under 1 ms old is no sample (`tcp_rtt_tsopt_us(tp, 0)`);
+    /// a smaller sample (30 ms) is taken at once. The autotuning measurement then
+    /// waits one such RTT: 14,480 bytes delivered in 20 ms change nothing until 30 ms
+    /// have passed.
+    #[test]
+    fn receiver_rtt_follows_tcp_rcv_rtt_measure_ts() {
+        let ecr = |ms: u64| ms * 1_000_000 + 1;
+        let mut a = LinuxAckTiming::new(1448, 6 << 20, SimDuration::from_millis(40));
+        a.on_ts_echo(t(100), ecr(55), 1448);
+        assert_eq!(a.rcv_rtt(), Some(SimDuration::from_millis(45)));
+        a.on_ts_echo(t(200), ecr(55), 1448);
+        assert_eq!(a.rcv_rtt(), Some(SimDuration::from_millis(45)));
+        a.on_ts_echo(t(205), ecr(100), 1448);
+        assert_eq!(a.rcv_rtt(), Some(SimDuration::from_micros(52_500)));
+        a.on_ts_echo(t(300), ecr(150), 100);
+        a.on_ts_echo(t(301), ecr(150), 1448);
+        assert_eq!(a.rcv_rtt(), Some(SimDuration::from_micros(52_500)));
+        a.on_ts_echo(SimTime(400_900_000), ecr(400), 1448);
+        assert_eq!(a.rcv_rtt(), Some(SimDuration::from_micros(52_500)));
+        a.on_ts_echo(t(431), ecr(401), 1448);
+        assert_eq!(a.rcv_rtt(), Some(SimDuration::from_millis(30)));
+        a.on_rtt_sample(SimDuration::from_millis(40));
+        a.on_data(1448, t(1000), 1448, 0, 0);
+        a.on_data(1448, t(1020), 1448 + 60_000, 0, 0);
+        assert_eq!(a.rcvbuf(), 131_072);
+        a.on_data(1448, t(1030), 1448 + 60_000, 0, 0);
+        assert!(a.rcvbuf() > 131_072);
+    }
+
+    /// `tcp_data_queue_ofo` ends with `tcp_rcvbuf_grow(sk, tp->rcvq_space.space)`
+    /// (Linux 6.16+; 6.18's form): with the first measurement's space (10 * 1448 =
+    /// 14,480) and the out-of-order queue reaching 200,000 bytes past rcv_nxt, rcvwin =
+    /// 2 * 14,480 + 200,000 = 228,960 (no slow-start term: the measurement did not
+    /// change), so the buffer becomes ceil(228,960 * 256 / 157) = 373,337 bytes, on a
+    /// connection without SACK too (only `tcp_grow_window` needs SACK). A shorter
+    /// reach later leaves it as it is: the buffer never shrinks.
+    #[test]
+    fn out_of_order_arrivals_provision_the_buffer() {
+        for sack in [true, false] {
+            let mut a = LinuxAckTiming::new(1448, 6 << 20, SimDuration::from_millis(40));
+            a.on_rtt_sample(SimDuration::from_millis(40));
+            a.on_out_of_order(1448, 1448, 200_000, sack);
+            assert_eq!(a.rcvbuf(), 373_337);
+            assert_eq!(a.rcv_ssthresh(), if sack { 65_160 + 2896 } else { 65_160 });
+            a.on_out_of_order(1448, 2896, 100_000, sack);
+            assert_eq!(a.rcvbuf(), 373_337);
+        }
     }
 
     /// `tcp_rcv_space_adjust` / `tcp_rcvbuf_grow`, by hand, receiver RTT 40 ms. The

@@ -100,6 +100,11 @@ pub struct TcpReceiver {
     linux_ack: Option<LinuxAckTiming>,
     synack_at: Option<SimTime>,
     synacks: u32,
+    /// Under the `linux` ACK timing with timestamps, ACKs carry a TSval (the time they
+    /// leave + 1 ns) for the sender to echo (`tcp_rcv_rtt_measure_ts`); `clock` is the
+    /// time of the event being handled.
+    send_ts: bool,
+    clock: SimTime,
 }
 
 impl TcpReceiver {
@@ -137,6 +142,8 @@ impl TcpReceiver {
                 .then(|| LinuxAckTiming::new(cfg.mss, cfg.advertised_window(), cfg.delack_timeout)),
             synack_at: None,
             synacks: 0,
+            send_ts: cfg.quickack && cfg.timestamps,
+            clock: SimTime(0),
         }
     }
 
@@ -212,6 +219,7 @@ impl TcpReceiver {
 
     /// Processes an arriving segment whose IP header carried `ecn`.
     pub fn on_segment_ecn(&mut self, hdr: &TcpHeader, ecn: Ecn, now: SimTime, out: &mut Outbox) -> Arrival {
+        self.clock = now;
         let mut arrival = Arrival::default();
         if hdr.is_syn() {
             // SYN occupies sequence number 0; answer (again) with a SYN-ACK, with ECE
@@ -231,6 +239,9 @@ impl TcpReceiver {
         let end = hdr.seq + hdr.len as u64 + hdr.is_fin() as u64;
         if start <= self.last_ack_sent && hdr.ts_val >= self.ts_recent {
             self.ts_recent = hdr.ts_val; // RFC 7323 §4.3 (2)
+        }
+        if let (Some(a), true) = (self.linux_ack.as_mut(), hdr.len > 0 && hdr.ts_ecr > 0) {
+            a.on_ts_echo(now, hdr.ts_ecr, hdr.len as u64);
         }
         if let (Some(a), Some(at)) = (self.linux_ack.as_mut(), self.synack_at.take()) {
             if self.synacks == 1 {
@@ -328,8 +339,9 @@ impl TcpReceiver {
             // Out of order: buffer, ACK immediately with SACK (RFC 5681 §4.2, RFC 2018 §4).
             let blk = self.insert_ooo(SackBlock { start, end });
             self.note_recent(blk);
-            if let (Some(a), true) = (self.linux_ack.as_mut(), self.sack) {
-                a.on_out_of_order(hdr.len as u64, self.ooo_bytes);
+            if let Some(a) = self.linux_ack.as_mut() {
+                let ooo_reach = self.ooo.last().map_or(0, |o| o.end.saturating_sub(self.rcv_nxt));
+                a.on_out_of_order(hdr.len as u64, self.ooo_bytes, ooo_reach, self.sack);
             }
             self.send_ack(FLAG_ACK, out);
         }
@@ -370,6 +382,7 @@ impl TcpReceiver {
 
     /// The delayed-ACK timer event of generation `gen`.
     pub fn on_timer(&mut self, gen: u32, now: SimTime, out: &mut Outbox) {
+        self.clock = now;
         if self.delack.fire(TimerKind::DelAck, gen, now, out) && self.unacked_segments > 0 {
             if let Some(a) = self.linux_ack.as_mut() {
                 a.on_delack_timer();
@@ -462,6 +475,7 @@ impl TcpReceiver {
             flags,
             wnd,
             ts_ecr: self.ts_recent,
+            ts_val: if self.send_ts { self.clock.0 + 1 } else { 0 },
             ..Default::default()
         };
         if self.sack && flags & FLAG_SYN == 0 && self.pending_dsack.is_none() {

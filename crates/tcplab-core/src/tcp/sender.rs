@@ -189,6 +189,8 @@ pub struct TcpSender {
     stats: SenderStats,
     /// ECN was asked for on the first SYN (RFC 3168 §6.1.1).
     ecn_requested: bool,
+    /// RFC 7323 TS.Recent: the latest TSval the receiver's ACKs carried.
+    ts_recent: u64,
     /// ECN was negotiated: data is sent ECT(0) and ECE is acted on.
     ecn_ok: bool,
     /// Set CWR on the next new data segment (RFC 3168 §6.1.2).
@@ -298,6 +300,7 @@ impl TcpSender {
             pacing_timer: LazyTimer::default(),
             stats: SenderStats::default(),
             ecn_requested,
+            ts_recent: 0,
             ecn_ok: false,
             cwr_pending: false,
             high_seq: 0,
@@ -430,6 +433,11 @@ impl TcpSender {
 
     /// Processes an ACK (or SYN-ACK) from the receiver.
     pub fn on_ack(&mut self, hdr: &TcpHeader, now: SimTime, out: &mut Outbox) {
+        // RFC 7323 §4.3: TS.Recent from the peer's segments (a pure ACK's SEG.SEQ is
+        // always at Last.ACK.sent), echoed in the data segments' TSecr.
+        if self.cfg.timestamps && hdr.ts_val > self.ts_recent {
+            self.ts_recent = hdr.ts_val;
+        }
         match self.phase {
             Phase::SynSent if hdr.is_syn() && hdr.ack >= 1 => self.on_syn_ack(hdr, now, out),
             Phase::Established => self.on_data_ack(hdr, now, out),
@@ -1287,6 +1295,7 @@ impl TcpSender {
             tx_id: self.tx_counter,
             ss_hint: self.w.in_slow_start(),
             ts_val: if self.cfg.timestamps { now.0 + 1 } else { 0 },
+            ts_ecr: if self.cfg.timestamps { self.ts_recent } else { 0 },
             ..Default::default()
         };
         self.rate.on_send(seq, end, now, self.snd_max - self.snd_una);
