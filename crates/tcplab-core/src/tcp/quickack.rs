@@ -42,7 +42,10 @@
 //!   (`copied`) exceed the previous measurement (`space`), rcvwin = 2 copied + 4 copied
 //!   (copied - space) / space, plus the bytes from rcv_nxt to the end of the
 //!   out-of-order queue, and the buffer becomes max(buffer, min(rcvwin's buffer,
-//!   `tcp_rmem[2]` = 6 MB)).
+//!   `tcp_rmem[2]` = 6 MB)). `window_clamp` = the buffer's window
+//!   (`tcp_win_from_space`); `tcp_space` = the window of the buffer less the
+//!   out-of-order queue's memory. The application reads every in-order byte at once,
+//!   so only out-of-order data occupies the buffer.
 //! - **The receiver's RTT** (`tcp_rcv_rtt_measure_ts`, `tcp_rcv_rtt_update`): with
 //!   timestamps, each data segment of at least `rcv_mss` that echoes a new TSval of
 //!   the receiver's gives the sample now - TSecr (1 ms clock; under 1 ms is no sample).
@@ -52,9 +55,7 @@
 //!   estimate reaches 104 ms as the 50-packet queue fills, as the kernel's `rcv_rtt`
 //!   does (`docs/validation.md`, "The receiver's RTT from timestamps"). Without
 //!   timestamps the handshake's RTT stands in (Linux then times a window's worth of
-//!   data, `tcp_rcv_rtt_measure`, left out). `window_clamp` = the buffer's window (`tcp_win_from_space`); `tcp_space`
-//!   = the window of the buffer less the out-of-order queue's memory. The application
-//!   reads every in-order byte at once, so only out-of-order data occupies the buffer.
+//!   data, `tcp_rcv_rtt_measure`, left out).
 //! - **Out-of-order segments grow the window and the buffer** (`tcp_data_queue_ofo`
 //!   calls `tcp_grow_window` on SACK connections, then, on every connection,
 //!   `tcp_rcvbuf_grow(sk, rcvq_space.space)`: since Linux 6.16 the buffer is
