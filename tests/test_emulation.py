@@ -497,7 +497,7 @@ def test_rpc_transactions_follow_the_simulators_schedule_and_windows() -> None:
     # threads' wake-ups): load, not the model. If no run keeps it, the host must be
     # loaded and the median must still be within 10 %: one extra round trip (a wrong
     # window, a connect waiting for the previous transaction) is +24 % or more.
-    for attempt in range(3):
+    for _ in range(3):
         r = emulate(sc, seed=4, quiet=True)
         e = r.transactions
         assert len(e) == len(m) >= 10

@@ -85,6 +85,7 @@
 //! one rcv_nxt, out-of-order ACKs are held up to min(RTT/20, 1 ms)); ping-pong
 //! (interactive) mode, which a one-way transfer never enters.
 
+use super::rtt::tsopt_rtt;
 use crate::time::{SimDuration, SimTime};
 
 /// `TCP_MAX_QUICKACKS`.
@@ -332,10 +333,9 @@ impl LinuxAckTiming {
         if len < self.rcv_mss {
             return;
         }
-        // TSval is send time + 1 ns (tcp/receiver.rs), read on a 1 ms clock.
-        let delta_ms = ms(now).saturating_sub((ts_ecr - 1) / 1_000_000);
-        if delta_ms > 0 {
-            self.rcv_rtt_update(delta_ms * 1000);
+        let delta = tsopt_rtt(now, ts_ecr, 0);
+        if delta.0 > 0 {
+            self.rcv_rtt_update(delta.0 / 1000);
         }
     }
 

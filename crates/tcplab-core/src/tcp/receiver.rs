@@ -101,10 +101,8 @@ pub struct TcpReceiver {
     synack_at: Option<SimTime>,
     synacks: u32,
     /// Under the `linux` ACK timing with timestamps, ACKs carry a TSval (the time they
-    /// leave + 1 ns) for the sender to echo (`tcp_rcv_rtt_measure_ts`); `clock` is the
-    /// time of the event being handled.
+    /// leave + 1 ns) for the sender to echo (`tcp_rcv_rtt_measure_ts`).
     send_ts: bool,
-    clock: SimTime,
 }
 
 impl TcpReceiver {
@@ -143,7 +141,6 @@ impl TcpReceiver {
             synack_at: None,
             synacks: 0,
             send_ts: cfg.quickack && cfg.timestamps,
-            clock: SimTime(0),
         }
     }
 
@@ -219,7 +216,6 @@ impl TcpReceiver {
 
     /// Processes an arriving segment whose IP header carried `ecn`.
     pub fn on_segment_ecn(&mut self, hdr: &TcpHeader, ecn: Ecn, now: SimTime, out: &mut Outbox) -> Arrival {
-        self.clock = now;
         let mut arrival = Arrival::default();
         if hdr.is_syn() {
             // SYN occupies sequence number 0; answer (again) with a SYN-ACK, with ECE
@@ -228,13 +224,13 @@ impl TcpReceiver {
             self.rcv_nxt = self.rcv_nxt.max(1);
             self.ecn_ok = hdr.is_ece() && hdr.is_cwr();
             let flags = if self.ecn_ok { FLAG_SYN | FLAG_ACK | FLAG_ECE } else { FLAG_SYN | FLAG_ACK };
-            self.send_ack(flags, out);
+            self.send_ack(flags, now, out);
             self.synack_at = Some(now);
             self.synacks += 1;
             return arrival;
         }
         // ECN feedback (and the quick ACKs after a CE) only on ECN-capable connections.
-        let ack_now = self.ecn_ok && (self.on_ecn(hdr, ecn, out) || self.quick_acks > 0);
+        let ack_now = self.ecn_ok && (self.on_ecn(hdr, ecn, now, out) || self.quick_acks > 0);
         let start = hdr.seq;
         let end = hdr.seq + hdr.len as u64 + hdr.is_fin() as u64;
         if start <= self.last_ack_sent && hdr.ts_val >= self.ts_recent {
@@ -258,7 +254,7 @@ impl TcpReceiver {
                     a.enter_quickack_mode(TCP_MAX_QUICKACKS);
                 }
             }
-            self.send_ack(FLAG_ACK, out);
+            self.send_ack(FLAG_ACK, now, out);
             return arrival;
         }
         if hdr.is_fin() {
@@ -322,10 +318,10 @@ impl TcpReceiver {
                 || self.fin_received
                 || self.unacked_segments >= self.delack_segments;
             if immediate {
-                self.send_ack(FLAG_ACK, out);
+                self.send_ack(FLAG_ACK, now, out);
             } else if let Some(a) = self.linux_ack.as_ref() {
                 match self.delack.deadline() {
-                    Some(d) if a.about_to_expire(d, now) => self.send_ack(FLAG_ACK, out),
+                    Some(d) if a.about_to_expire(d, now) => self.send_ack(FLAG_ACK, now, out),
                     Some(_) => {}
                     None => {
                         let ato = a.delack_timeout();
@@ -343,13 +339,13 @@ impl TcpReceiver {
                 let ooo_reach = self.ooo.last().map_or(0, |o| o.end.saturating_sub(self.rcv_nxt));
                 a.on_out_of_order(hdr.len as u64, self.ooo_bytes, ooo_reach, self.sack);
             }
-            self.send_ack(FLAG_ACK, out);
+            self.send_ack(FLAG_ACK, now, out);
         }
         arrival
     }
 
     /// The ECN feedback of an arriving data segment; true if it must be ACKed at once.
-    fn on_ecn(&mut self, hdr: &TcpHeader, ecn: Ecn, out: &mut Outbox) -> bool {
+    fn on_ecn(&mut self, hdr: &TcpHeader, ecn: Ecn, now: SimTime, out: &mut Outbox) -> bool {
         let has_data = hdr.len > 0 || hdr.is_fin();
         let ce = ecn == Ecn::Ce;
         if self.per_packet_ce_echo {
@@ -358,7 +354,7 @@ impl TcpReceiver {
             }
             // The CE state changed: ACK what was held with the old ECE value first.
             if self.unacked_segments > 0 {
-                self.send_ack(FLAG_ACK, out);
+                self.send_ack(FLAG_ACK, now, out);
             }
             self.ce_state = ce;
             self.demand_cwr = ce;
@@ -382,12 +378,11 @@ impl TcpReceiver {
 
     /// The delayed-ACK timer event of generation `gen`.
     pub fn on_timer(&mut self, gen: u32, now: SimTime, out: &mut Outbox) {
-        self.clock = now;
         if self.delack.fire(TimerKind::DelAck, gen, now, out) && self.unacked_segments > 0 {
             if let Some(a) = self.linux_ack.as_mut() {
                 a.on_delack_timer();
             }
-            self.send_ack(FLAG_ACK, out);
+            self.send_ack(FLAG_ACK, now, out);
         }
     }
 
@@ -446,7 +441,7 @@ impl TcpReceiver {
         }
     }
 
-    fn send_ack(&mut self, mut flags: u8, out: &mut Outbox) {
+    fn send_ack(&mut self, mut flags: u8, now: SimTime, out: &mut Outbox) {
         if self.ecn_ok {
             if flags & FLAG_SYN == 0 && self.demand_cwr {
                 flags |= FLAG_ECE;
@@ -475,7 +470,7 @@ impl TcpReceiver {
             flags,
             wnd,
             ts_ecr: self.ts_recent,
-            ts_val: if self.send_ts { self.clock.0 + 1 } else { 0 },
+            ts_val: if self.send_ts { now.0 + 1 } else { 0 },
             ..Default::default()
         };
         if self.sack && flags & FLAG_SYN == 0 && self.pending_dsack.is_none() {
@@ -855,7 +850,7 @@ mod tests_quickack {
         };
         let (mut pure, mut carried) = (fed(), fed());
         let mut out = Outbox::default();
-        pure.send_ack(FLAG_ACK, &mut out);
+        pure.send_ack(FLAG_ACK, SimTime(40_300_000), &mut out);
         let (ack, wnd, _) = carried.piggyback_ack();
         assert_eq!((ack, wnd), (out.segments[0].hdr.ack, out.segments[0].hdr.wnd));
         assert_eq!(ack, 1 + 2 * 1448);

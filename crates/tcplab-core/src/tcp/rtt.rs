@@ -31,8 +31,20 @@
 //!
 //! Times are exact nanoseconds (Linux: microseconds, RTO in jiffies).
 
-use crate::time::SimDuration;
+use crate::time::{SimDuration, SimTime};
 use serde::{Deserialize, Serialize};
+
+/// The RTT read from an echoed TSval (Linux `tcp_rtt_tsopt_us(tp, min_delta)`): the
+/// timestamp clock ticks in milliseconds (`TCP_TS_HZ` = 1000), so the sample is the
+/// difference of the two clock readings in whole milliseconds, and a difference of 0
+/// reads as `min_delta_ms` (the sender's `tcp_ack_update_rtt` passes 1, the
+/// receiver's `tcp_rcv_rtt_measure_ts` 0, which it then discards). tcplab's TSval is
+/// the send time in nanoseconds plus one (0 means no echo).
+pub fn tsopt_rtt(now: SimTime, ts_ecr: u64, min_delta_ms: u64) -> SimDuration {
+    let sent_ms = ts_ecr.saturating_sub(1) / 1_000_000;
+    let now_ms = now.0 / 1_000_000;
+    SimDuration::from_millis(now_ms.saturating_sub(sent_ms).max(min_delta_ms))
+}
 
 /// Which RTT estimator and RTO rule a sender uses.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -77,7 +77,7 @@ use super::prr::{Prr, PrrAck, PrrMode};
 use super::rack::{has_dsack, Rack};
 use super::tlp::{self, ProbeOutcome, Tlp};
 use super::rate::RateSampler;
-use super::rtt::{RttEstimator, RttEstimatorKind};
+use super::rtt::{tsopt_rtt, RttEstimator, RttEstimatorKind};
 use super::scoreboard::Scoreboard;
 use super::{LazyTimer, Outbox, Segment, TimerKind};
 use crate::cc::{AckInfo, CaState, CongestionControl, EcnAckInfo, Window};
@@ -531,7 +531,7 @@ impl TcpSender {
                 && una_advanced
                 && hdr.ts_ecr > 0 =>
             {
-                Some(ts_echo_rtt_ms(now, hdr.ts_ecr))
+                Some(tsopt_rtt(now, hdr.ts_ecr, 1))
             }
             r => r,
         };
@@ -1446,16 +1446,6 @@ impl TcpSender {
     }
 }
 
-/// The RTT Linux reads from an echoed TSval (`tcp_ack_update_rtt`): the timestamp
-/// clock ticks in milliseconds (`TCP_TS_HZ` = 1000), so the sample is the difference
-/// of the two clock readings in whole milliseconds, at least 1 ms. tcplab's TSval is
-/// the send time in nanoseconds plus one (0 means no echo).
-fn ts_echo_rtt_ms(now: SimTime, ts_ecr: u64) -> SimDuration {
-    let sent_ms = (ts_ecr - 1) / 1_000_000;
-    let now_ms = now.0 / 1_000_000;
-    SimDuration::from_millis(now_ms.saturating_sub(sent_ms).max(1))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1764,8 +1754,8 @@ mod tests {
     /// 1021 - 1000 = 21 ms, not 21.5 ms; a sub-millisecond echo is 1 ms.
     #[test]
     fn linux_timestamp_rtt_is_whole_milliseconds() {
-        assert_eq!(ts_echo_rtt_ms(SimTime(1_021_900_000), 1_000_400_000 + 1), SimDuration::from_millis(21));
-        assert_eq!(ts_echo_rtt_ms(SimTime(5_000_300), 5_000_000 + 1), SimDuration::from_millis(1));
+        assert_eq!(tsopt_rtt(SimTime(1_021_900_000), 1_000_400_000 + 1, 1), SimDuration::from_millis(21));
+        assert_eq!(tsopt_rtt(SimTime(5_000_300), 5_000_000 + 1, 1), SimDuration::from_millis(1));
     }
 
     #[test]
