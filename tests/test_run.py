@@ -89,9 +89,16 @@ def test_goodput_and_packet_series_are_tables_and_parquet_files(tmp_path: Path, 
     drops = pk[pk["event"] == "drop"]
     assert set(drops["link"]) == {"bottleneck"} and set(drops["cause"]) == {"overflow"}
     assert len(drops) <= int(r.queues.loc[r.queues["link"] == "bottleneck", "drops_overflow"].iloc[0])
-    everything = tcplab.run(Scenario.from_toml(GOODPUT.replace('packets = ["bulk"]', 'packets = ["*"]')), seed=1)
+    everything = tcplab.run(Scenario.from_toml(GOODPUT.replace('packets = ["bulk"]', 'packets = ["*"]\ndrops = true')), seed=1)
     all_drops = everything.series["packets"].query("event == 'drop'")
     assert len(all_drops) == int(everything.queues["drops_overflow"].sum()) == everything.meta["drops"]
+    # The drop series names each dropped data segment by its sequence number, as the
+    # packet trace does (the ACK direction has none).
+    ds = everything.series["drops"]
+    assert list(ds.columns) == ["t_s", "link", "flow_id", "cause", "seq"] and len(ds) == len(all_drops) > 0
+    data = all_drops["direction"] == "data"
+    assert ds["seq"].isna().tolist() == (~data).tolist()
+    assert ds.loc[data.to_numpy(), "seq"].tolist() == all_drops.loc[data, "seq"].tolist()
 
 
 def test_a_result_shows_itself_in_a_notebook_with_units() -> None:

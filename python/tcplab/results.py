@@ -53,7 +53,7 @@ core's ``metrics`` module documents which columns are windowed; ``meta`` counts
 (drops, bottleneck_pkts) cover the whole run.
 - series (only when recorded): ``cwnd`` (t_s, flow_id, cwnd_bytes, ssthresh_bytes,
   srtt_s, rto_s, state), ``queue`` (t_s, link, pkts, bytes), ``owd`` (t_s, flow_id,
-  owd_s), ``drops`` (t_s, link, flow_id, cause), ``throughput`` (``[record]
+  owd_s), ``drops`` (t_s, link, flow_id, cause, seq), ``throughput`` (``[record]
   throughput_interval``: t_s, the end of the interval; flow_id; flow, its name;
   interval_s, the interval's length, shorter for a last one cut by the end of the run;
   bytes delivered in order to the receiving application in the interval; goodput_bps =
@@ -139,7 +139,7 @@ COLUMNS: dict[str, dict[str, str]] = {
     },
     "series_queue": {"t_s": _F, "link": _S, "pkts": _I, "bytes": _I},
     "series_owd": {"t_s": _F, "flow_id": _I, "owd_s": _F},
-    "series_drops": {"t_s": _F, "link": _S, "flow_id": _NI, "cause": _S},
+    "series_drops": {"t_s": _F, "link": _S, "flow_id": _NI, "cause": _S, "seq": _NI},
     "series_throughput": {"t_s": _F, "flow_id": _I, "flow": _S, "interval_s": _F, "bytes": _I, "goodput_bps": _F},
     "series_packets": {
         "t_ns": _I, "t_s": _F, "flow_id": _I, "flow": _S, "event": _S, "link": _S, "direction": _S, "seq": _I,
@@ -155,7 +155,11 @@ SERIES_DOC: dict[str, tuple[str, str]] = {
              "unbounded), smoothed RTT and RTO (s) or state (open, recovery, loss, cwr)."),
     "queue": ("queue = [links]", "One row per change of a recorded link's queue: waiting packets and bytes."),
     "owd": ("owd = [flows]", "One row per data packet delivered to a recorded flow: its one-way delay, s."),
-    "drops": ("drops = true", "One row per drop: link, flow and cause (overflow, early, forced, corruption)."),
+    "drops": ("drops = true", "One row per drop: link, flow, cause (overflow, early, forced, corruption) and "
+              "`seq`, the dropped packet's place in its flow: a TCP data segment's sequence number from the "
+              "sender's ISN (the SYN is 0, the first data byte 1), a UDP datagram's number; empty for the ACK "
+              "direction and packets of no flow. In emulate mode it is read from the kernel's segments (empty "
+              "for request/response flows)."),
     "throughput": ("throughput_interval = \"100ms\"", "Goodput of every TCP and UDP flow on a fixed grid from "
                    "time 0: interval k covers (k x interval, (k+1) x interval], so a delivery exactly on a "
                    "boundary counts in the interval that ends there. One row per flow and interval, from the "

@@ -44,6 +44,9 @@ pub struct WireFlow {
     /// SYNs (without ACK) the sender sent; SYN retransmissions = syns - 1.
     pub syns: u32,
     pub isn: Option<u32>,
+    /// The highest data sequence number seen from the sender, relative to `isn` and
+    /// unwrapped past 2^32 (`packet::unwrap_seq`).
+    pub seq_high: u64,
     /// Data segments that entered the emulator from the sender.
     pub data_pkts: u64,
     /// Data segments sent before the first ACK of data reached the sender.
@@ -337,18 +340,40 @@ impl<'p> Engine<'p> {
 
     fn drop_packet(&mut self, p: u32, li: usize, cause: DropCause, t: u64) {
         let m = self.pool.meta[p as usize];
-        self.pool.release(p);
         self.drops += 1;
         if m.txn != NO_TXN {
             self.txn_wire[m.txn as usize].drops += 1;
         }
         if self.plan.record_drops {
+            let seq = self.data_seq(p, m);
             let d = &mut self.drops_series;
             d.t_s.push(t as f64 * 1e-9);
             d.link.push(li as u32);
             d.flow_id.push(if m.flow == NO_FLOW { u32::MAX } else { self.plan.flows[m.flow as usize].id as u32 });
             d.cause.push(cause.name());
+            d.seq.push(seq);
         }
+        self.pool.release(p);
+    }
+
+    /// Where dropped packet `p` sits in its flow, as the simulator's drop series has it
+    /// (`metrics::DropSeries::seq`): a bulk TCP flow's data segment relative to the
+    /// sender's ISN (from its SYN), a UDP datagram's number (the first 8 payload bytes,
+    /// `traffic::udp_sender`); `None` for the ACK direction, request/response flows
+    /// (whose connections are many) and packets of no flow.
+    fn data_seq(&self, p: u32, m: Meta) -> Option<u64> {
+        if m.flow == NO_FLOW || !m.to_receiver || !m.data || self.rpc_flow[m.flow as usize] {
+            return None;
+        }
+        let b = self.pool.packet(p);
+        let ip = packet::ipv4(b)?;
+        if ip.proto == PROTO_UDP {
+            let at = ip.header_len + 8;
+            return b.get(at..at + 8).map(|s| u64::from_be_bytes(s.try_into().expect("8 bytes")));
+        }
+        let tcp = packet::tcp(b, &ip)?;
+        let w = &self.wire[m.flow as usize];
+        w.isn.map(|isn| packet::unwrap_seq(w.seq_high, tcp.seq.wrapping_sub(isn)))
     }
 
     fn trace_queue(&mut self, li: usize, t: u64) {
@@ -480,6 +505,9 @@ impl<'p> Engine<'p> {
                             w.isn = Some(tcp.seq);
                         }
                         if meta.data {
+                            if let Some(isn) = w.isn {
+                                w.seq_high = w.seq_high.max(packet::unwrap_seq(w.seq_high, tcp.seq.wrapping_sub(isn)));
+                            }
                             w.data_pkts += 1;
                             if !w.first_flight_closed {
                                 w.first_flight += 1;

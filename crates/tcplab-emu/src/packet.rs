@@ -66,6 +66,29 @@ pub fn tcp(b: &[u8], ip: &Ipv4) -> Option<Tcp> {
     })
 }
 
+/// A 32-bit sequence offset `rel` (seq - ISN, modulo 2^32) as the 64-bit offset
+/// nearest to `high`, the highest offset seen so far: flows past 4 GiB keep counting
+/// (RFC 9293 §3.4: sequence numbers compare modulo 2^32 within half the space).
+///
+/// ```
+/// use tcplab_emu::packet::unwrap_seq;
+/// assert_eq!(unwrap_seq(0, 1), 1);
+/// assert_eq!(unwrap_seq((1 << 32) - 10, 5), (1 << 32) + 5); // wrapped past 2^32
+/// assert_eq!(unwrap_seq((1 << 32) + 5, u32::MAX - 2), (1 << 32) - 3); // a late one before the wrap
+/// ```
+pub fn unwrap_seq(high: u64, rel: u32) -> u64 {
+    let base = high & !0xffff_ffff;
+    let c = base | rel as u64;
+    let half = 1u64 << 31;
+    if c + half < high {
+        c + (1 << 32)
+    } else if c > high + half && c >= 1 << 32 {
+        c - (1 << 32)
+    } else {
+        c
+    }
+}
+
 /// Per-packet facts kept beside the bytes.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Meta {

@@ -290,6 +290,12 @@ pub struct DropSeries {
     pub link: Vec<u32>,
     pub flow_id: Vec<u32>,
     pub cause: Vec<&'static str>,
+    /// The dropped packet's place in its flow: a TCP data-direction segment's sequence
+    /// number relative to the ISN (the SYN is 0, the first data byte 1), a UDP
+    /// datagram's number from 0; `None` for the ACK direction and for packets of no
+    /// flow (link-layer frames). Names which segment a burst of drops took, so a run's
+    /// drops can be matched against another's (docs/emulation.md).
+    pub seq: Vec<Option<u64>>,
 }
 
 /// Goodput of every TCP and UDP flow on a fixed grid of `[record] throughput_interval`

@@ -255,6 +255,17 @@ impl Packet {
             Transport::Udp { .. } | Transport::Link(_) => None,
         }
     }
+
+    /// The packet's place in its flow's data direction: a TCP data-direction segment's
+    /// sequence number (the simulator's ISN is 0: the SYN is 0, the first data byte
+    /// 1), a UDP datagram's number; `None` for ACK-direction segments and link frames.
+    pub fn data_seq(&self) -> Option<u64> {
+        match self.transport {
+            Transport::Tcp { hdr, to_receiver: true } => Some(hdr.seq),
+            Transport::Udp { seq } => Some(seq),
+            Transport::Tcp { to_receiver: false, .. } | Transport::Link(_) => None,
+        }
+    }
 }
 
 /// A slab of packets with a free list. `alloc` reuses freed slots, so the pool stops

@@ -986,6 +986,10 @@ impl Simulation {
     fn on_drop(&mut self, l: LinkId, pkt: PacketRef, cause: DropCause, now: SimTime) {
         let p = pkt;
         self.rec.drop(now, l, pkt, cause, &self.pool);
+        if self.record_drops {
+            let seq = self.pool.get(pkt.id).data_seq();
+            self.result.series.drops.seq.push(seq);
+        }
         self.pool.free(pkt.id);
         self.drops += 1;
         self.digest.mix(now.0 ^ ((l as u64) << 48) ^ ((cause as u64) << 40) ^ p.flow as u64);
