@@ -101,8 +101,11 @@
 //!   to its 4-packet minimum at once (Linux lets it grow from 1 on the next ACKs).
 //! - With no RTT sample yet, the BDP is the initial window given at build time
 //!   (Linux: `TCP_INIT_CWND` = 10 packets).
-//! - The 10 s RTprop timer starts at the first RTT sample (Linux: at connection
-//!   init), since `build` has no clock; `is_ack_delayed` is not modelled.
+//! - Without `linux_cc`, min_rtt and its 10 s timer start at the first data ACK's RTT
+//!   sample. With it they start as Linux's `bbr_init` does, after the handshake, from
+//!   the handshake's sample (`tcp_min_rtt`), and so does the pacing rate
+//!   (`bbr_init_pacing_rate_from_rtt`; `on_established`). `is_ack_delayed` is not
+//!   modelled.
 
 use super::{CaState, CcEntry, CongestionControl, ParamInfo, RateSample, Window, WindowedMax};
 use crate::rng::RngStream;
@@ -924,6 +927,24 @@ impl CongestionControl for Bbr {
         }
     }
 
+    /// Under `linux_cc`, Linux `bbr_init`, which runs after the handshake:
+    /// `min_rtt_us = tcp_min_rtt(tp)` with its 10 s window starting now, and
+    /// `bbr_init_pacing_rate_from_rtt` from `srtt`; both hold the handshake's sample,
+    /// whose small segments make it shorter than any full data segment's RTT (on a
+    /// 10 Mbit/s link by 1.2 ms of serialization), so the start-up BDP is that much
+    /// smaller. Without a handshake sample (a retransmitted SYN) both wait for the
+    /// first data ACK, as before; without `linux_cc` (draft-00) they always do.
+    fn on_established(&mut self, w: &mut Window, handshake_rtt: Option<SimDuration>, now: SimTime) {
+        if !w.linux_cc {
+            return;
+        }
+        if let Some(rtt) = handshake_rtt.filter(|r| r.as_nanos() > 0) {
+            self.min_rtt = Some(rtt);
+            self.min_rtt_stamp = Some(now);
+            self.on_rtt_sample(rtt, now);
+        }
+    }
+
     fn on_rate_sample(&mut self, w: &mut Window, rs: &RateSample) {
         let acked = rs.total_delivered.saturating_sub(self.last_total_delivered);
         self.last_total_delivered = self.last_total_delivered.max(rs.total_delivered);
@@ -1440,6 +1461,49 @@ mod tests {
         }
         let phase0 = matches!(d.bbr.mode(), Mode::ProbeBw { cycle_idx: 0, .. });
         assert_eq!(d.w.cwnd, if phase0 { 26 } else { 24 } * MSS);
+    }
+
+    /// Linux `bbr_init` runs after the handshake (`tcp_init_transfer`) and takes
+    /// `min_rtt_us = tcp_min_rtt(tp)`, which holds the SYN's sample, and its pacing rate
+    /// from `srtt` (`bbr_init_pacing_rate_from_rtt`). The emulator's path (10 Mbit/s,
+    /// 20 ms each way, 1 ms access links): the SYN's round trip is 44.3 ms (`ss`:
+    /// `mrtt:44.305` right after the handshake), a full segment's 45.5 ms (1.2 ms of
+    /// serialization more). Start-up's target at the payload rate 1,206,667 B/s
+    /// (1448 of 1500 B) with the high gain: 44.3 ms: 154,238 B = 106.5 -> 107 + 3
+    /// bursts of 2 = 113 -> 114 packets, the cap Linux 6.18 reached in 20 of 20
+    /// kernel runs (docs/validation.md); 45.5 ms: 158,416 B = 109.4 -> 110 + 6 = 116,
+    /// the cap when min_rtt waited for the first data ACK. A larger data sample does
+    /// not replace it. Without `linux_cc` (draft-00) nothing changes, and without a
+    /// handshake sample (a retransmitted SYN) neither.
+    #[test]
+    fn linux_min_rtt_and_pacing_start_from_the_handshake_rtt() {
+        let mss = 1448;
+        let bw = 1.25e6 * 1448.0 / 1500.0;
+        let build = |linux: bool| {
+            let mut w = Window::new(10 * mss, u64::MAX, mss as u32, false, 2);
+            w.linux_cc = linux;
+            (Bbr::new(Params::default(), &w), w)
+        };
+        let syn = SimDuration::from_micros(44_300);
+        let (mut b, mut w) = build(true);
+        b.on_established(&mut w, Some(syn), SimTime(45 * 1_000_000));
+        assert_eq!((b.min_rtt, b.min_rtt_stamp), (Some(syn), Some(SimTime(45 * 1_000_000))));
+        let paced = HIGH_GAIN * (10 * mss) as f64 / 0.0443 * (1.0 - Params::default().pacing_margin_percent / 100.0);
+        assert!((b.pacing_rate - paced).abs() < 1e-6 * paced, "{} vs {paced}", b.pacing_rate);
+        b.pacing_rate = 3.45e6; // start-up's: 2 segments per TSO burst
+        assert_eq!(b.target(bw, HIGH_GAIN, 0), 114 * mss);
+        b.on_rtt_sample(SimDuration::from_micros(45_500), SimTime(91 * 1_000_000));
+        assert_eq!(b.min_rtt, Some(syn), "a data sample does not touch min_rtt here");
+        b.min_rtt = Some(SimDuration::from_micros(45_500));
+        assert_eq!(b.target(bw, HIGH_GAIN, 0), 116 * mss);
+        // draft-00, and a retransmitted SYN: nothing until the first data ACK.
+        let (mut b, mut w) = build(false);
+        let before = b.pacing_rate;
+        b.on_established(&mut w, Some(syn), SimTime(45 * 1_000_000));
+        assert_eq!((b.min_rtt, b.min_rtt_stamp, b.pacing_rate), (None, None, before));
+        let (mut b, mut w) = build(true);
+        b.on_established(&mut w, None, SimTime(3045 * 1_000_000));
+        assert_eq!((b.min_rtt, b.pacing_rate), (None, before));
     }
 
     #[test]

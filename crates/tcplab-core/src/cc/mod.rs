@@ -209,6 +209,12 @@ pub trait CongestionControl: Send {
     fn on_state_change(&mut self, _w: &mut Window, _from: CaState, _to: CaState, _now: SimTime) {}
     /// Every RTT sample, in any state (Vegas, Compound and HyStart need this).
     fn on_rtt_sample(&mut self, _rtt: SimDuration, _now: SimTime) {}
+    /// The handshake completed at `now` (Linux `tcp_init_transfer` ->
+    /// `tcp_init_congestion_control`, which runs the module's `init` only then).
+    /// `handshake_rtt` is the SYN's (active open) or SYN-ACK's (passive open) round
+    /// trip when it was sent once (Karn): by then the only RTT sample Linux's
+    /// `tcp_min_rtt` and `srtt` hold. Data ACKs' samples come through `on_rtt_sample`.
+    fn on_established(&mut self, _w: &mut Window, _handshake_rtt: Option<SimDuration>, _now: SimTime) {}
     /// A delivery-rate sample, for model-based algorithms (BBR).
     fn on_rate_sample(&mut self, _w: &mut Window, _rs: &RateSample) {}
     /// The last reduction was spurious (F-RTO, DSACK): restore what it changed.

@@ -409,6 +409,7 @@ impl TcpSender {
         if let Some(r) = handshake_rtt {
             self.rtt.sample(r);
         }
+        self.cc.on_established(&mut self.w, handshake_rtt, now);
         if synack_retransmits > 1 {
             self.w.cwnd = self.w.cwnd.min(self.cfg.mss as u64);
         }
@@ -459,7 +460,9 @@ impl TcpSender {
                 RttEstimatorKind::Linux => self.rtt.sample_linux(now - self.syn_sent_at, 1, 1),
             }
             self.syn_rtt = Some(now - self.syn_sent_at);
+            self.cc.on_established(&mut self.w, self.syn_rtt, now);
         } else {
+            self.cc.on_established(&mut self.w, None, now);
             // RFC 6298 §5.7 and RFC 5681 §3.1 after a SYN timeout.
             if self.cfg.initial_rto < SimDuration::from_secs(3) {
                 self.rtt.reset_rto(SimDuration::from_secs(3));
