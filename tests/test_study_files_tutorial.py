@@ -55,3 +55,18 @@ def test_the_mistakes_shown_give_the_errors_shown(old: str, new: str) -> None:
     tutorial = TUTORIAL.read_text()
     for problem in e.value.problems:
         assert f"error: {problem.one_line()}\n" in tutorial, problem.one_line()
+
+
+@pytest.mark.timeout(300)
+def test_the_pasted_verdicts_are_the_ones_the_example_gives_today(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Step 8's verdict lines are what `tcplab study run` prints for the example now, digit
+    for digit: a change to the model that moves a statistic makes this fail, and the
+    tutorial's outputs are then re-run and pasted again (its steps 8-12)."""
+    from tcplab.cli import main
+
+    step8 = TUTORIAL.read_text().split("## 8. Run it", 1)[1].split("```", 2)[1]
+    pasted = [line for line in step8.splitlines() if re.match(r"C\d+ ", line)]
+    assert len(pasted) == 7, step8
+    assert main(["study", "run", str(EXAMPLE), "--jobs", "2", "--out", str(tmp_path / "o"), "--no-progress"]) == 0
+    printed = [line for line in capsys.readouterr().out.splitlines() if re.match(r"C\d+ ", line)]
+    assert printed == pasted
