@@ -45,7 +45,8 @@ pub struct WireFlow {
     pub syns: u32,
     pub isn: Option<u32>,
     /// The highest data sequence number seen from the sender, relative to `isn` and
-    /// unwrapped past 2^32 (`packet::unwrap_seq`).
+    /// unwrapped past 2^32 (`packet::unwrap_seq`); kept only when drops are recorded,
+    /// the one reader.
     pub seq_high: u64,
     /// Data segments that entered the emulator from the sender.
     pub data_pkts: u64,
@@ -505,7 +506,7 @@ impl<'p> Engine<'p> {
                             w.isn = Some(tcp.seq);
                         }
                         if meta.data {
-                            if let Some(isn) = w.isn {
+                            if let Some(isn) = w.isn.filter(|_| self.plan.record_drops) {
                                 w.seq_high = w.seq_high.max(packet::unwrap_seq(w.seq_high, tcp.seq.wrapping_sub(isn)));
                             }
                             w.data_pkts += 1;

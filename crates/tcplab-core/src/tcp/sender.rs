@@ -460,15 +460,15 @@ impl TcpSender {
                 RttEstimatorKind::Linux => self.rtt.sample_linux(now - self.syn_sent_at, 1, 1),
             }
             self.syn_rtt = Some(now - self.syn_sent_at);
-            self.cc.on_established(&mut self.w, self.syn_rtt, now);
         } else {
-            self.cc.on_established(&mut self.w, None, now);
             // RFC 6298 §5.7 and RFC 5681 §3.1 after a SYN timeout.
             if self.cfg.initial_rto < SimDuration::from_secs(3) {
                 self.rtt.reset_rto(SimDuration::from_secs(3));
             }
             self.w.cwnd = self.w.cwnd.min(self.cfg.mss as u64);
         }
+        // The handshake's sample, if the SYN was sent once (`syn_rtt` is None otherwise).
+        self.cc.on_established(&mut self.w, self.syn_rtt, now);
         self.rto_timer.cancel();
         self.trace_dirty = true;
         self.try_send(now, out);
