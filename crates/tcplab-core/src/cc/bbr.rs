@@ -109,6 +109,7 @@
 
 use super::{CaState, CcEntry, CongestionControl, ParamInfo, RateSample, Window, WindowedMax};
 use crate::rng::RngStream;
+use crate::tcp::gso::GSO_MAX_BYTES;
 use crate::time::{Rate, SimDuration, SimTime};
 use serde::Deserialize;
 
@@ -181,10 +182,6 @@ pub const EXTRA_ACKED_MAX: SimDuration = SimDuration::from_millis(100);
 /// An aggregation epoch restarts once it has counted this many packets (Linux
 /// `bbr_ack_epoch_acked_reset_thresh` = 2^20).
 pub const ACK_EPOCH_ACKED_RESET_PKTS: u64 = 1 << 20;
-/// Linux `GSO_LEGACY_MAX_SIZE - 1 - MAX_TCP_HEADER`, the cap on a TSO burst in
-/// `bbr_tso_segs_goal`, bytes: 65,536 - 1 - 320 (`MAX_TCP_HEADER` =
-/// `L1_CACHE_ALIGN(128 + MAX_HEADER)` = 320 on an x86-64 build with 64-byte lines).
-pub const LINUX_GSO_BYTES: u64 = 65_536 - 1 - 320;
 
 /// Linux `bbr_update_ack_aggregation`'s state: the data ACKed beyond what the
 /// bandwidth estimate predicts since the aggregation epoch began, max-filtered over
@@ -565,9 +562,8 @@ impl Bbr {
     /// segments, at least `bbr_min_tso_segs` (1 below 1.2 Mbit/s of pacing, else 2) and
     /// at most 127.
     fn tso_segs_goal(&self) -> u64 {
-        let bytes = ((self.pacing_rate / 1024.0) as u64).min(LINUX_GSO_BYTES);
-        let min_segs = if self.pacing_rate * 8.0 < 1.2e6 { 1 } else { 2 };
-        (bytes / self.mss.max(1)).max(min_segs).min(127)
+        let bytes = ((self.pacing_rate / 1024.0) as u64).min(GSO_MAX_BYTES);
+        (bytes / self.mss.max(1)).max(self.min_tso_segs() as u64).min(127)
     }
 
     /// Linux `bbr_quantization_budget`, in packets: 3 TSO bursts for the end hosts,
@@ -982,6 +978,16 @@ impl CongestionControl for Bbr {
 
     fn pacing_rate(&self) -> Option<Rate> {
         Some(Rate((self.pacing_rate * 8.0).round().min(u64::MAX as f64) as u64))
+    }
+
+    /// Linux `bbr_min_tso_segs`: 1 segment per burst below 1.2 Mbit/s of pacing
+    /// (`bbr_min_tso_rate`), else 2.
+    fn min_tso_segs(&self) -> u32 {
+        if self.pacing_rate * 8.0 < 1.2e6 {
+            1
+        } else {
+            2
+        }
     }
 
     fn trace(&self) -> Vec<(&'static str, f64)> {

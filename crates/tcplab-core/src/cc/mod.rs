@@ -234,6 +234,11 @@ pub trait CongestionControl: Send {
     fn pacing_rate(&self) -> Option<Rate> {
         None
     }
+    /// The fewest segments per TSO/GSO burst of a paced sender (Linux
+    /// `ca_ops->min_tso_segs`, else `sysctl_tcp_min_tso_segs`; `tcp::gso`).
+    fn min_tso_segs(&self) -> u32 {
+        crate::tcp::gso::MIN_TSO_SEGS
+    }
     /// The ssthresh after an ECN-Echo, bytes (RFC 3168 §6.1.2). Default: the loss
     /// reduction.
     fn ssthresh_after_ece(&self, w: &Window, in_flight: u64) -> u64 {

@@ -7,6 +7,7 @@
 
 pub mod config;
 pub mod frto;
+pub mod gso;
 pub mod prr;
 pub mod quickack;
 pub mod rack;

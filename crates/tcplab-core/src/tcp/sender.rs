@@ -73,6 +73,7 @@
 
 use super::config::TcpConfig;
 use super::frto::{FrtoStep, FrtoVariant, LinuxFrto, LossAck};
+use super::gso;
 use super::prr::{Prr, PrrAck, PrrMode};
 use super::rack::{has_dsack, Rack};
 use super::tlp::{self, ProbeOutcome, Tlp};
@@ -185,6 +186,8 @@ pub struct TcpSender {
     syn_rtt: Option<SimDuration>,
     /// Earliest time the next segment may leave when the CC paces.
     next_send_time: SimTime,
+    /// Under `linux_cc`, the paced burst (one GSO skb) being sent now (`tcp::gso`).
+    burst: gso::Burst,
     pacing_timer: LazyTimer,
     stats: SenderStats,
     /// ECN was asked for on the first SYN (RFC 3168 §6.1.1).
@@ -298,6 +301,7 @@ impl TcpSender {
             syn_rtt: None,
             next_send_time: SimTime::ZERO,
             pacing_timer: LazyTimer::default(),
+            burst: gso::Burst::default(),
             stats: SenderStats::default(),
             ecn_requested,
             ts_recent: 0,
@@ -812,28 +816,34 @@ impl TcpSender {
     /// payload's time at the rate (the skb's length, headers excluded: BBR's rate is
     /// delivered payload, `bbr_rate_bytes_per_sec`), less the lateness of this send up
     /// to half the gap ("take into account OS jitter"), and the first 10 data segments
-    /// are not paced (`data_segs_out >= 10`). Otherwise the whole packet's time
-    /// (payload and headers), counted from the later of now and the scheduled time.
+    /// are not paced (`data_segs_out >= 10`). Linux paces skbs, not segments: the
+    /// segment opens a GSO burst of `tcp_tso_autosize` segments or joins the one
+    /// opened at this instant, and the gap is the whole burst's (`tcp::gso`).
+    /// Otherwise the whole packet's time (payload and headers), counted from the later
+    /// of now and the scheduled time.
     ///
     /// With MSS 1448 and 52-byte headers the first rule puts 3.6 % more bits on the
     /// wire at one pacing rate than the second.
-    fn next_pacing_time(&self, rate: Rate, len: u32, now: SimTime) -> SimTime {
+    fn next_pacing_time(&mut self, rate: Rate, len: u32, now: SimTime) -> SimTime {
         if !self.cfg.linux_cc {
             return self.next_send_time.max(now) + rate.tx_time(len + self.cfg.header_bytes);
         }
+        if !self.burst.is_open(now) {
+            let segs = gso::tso_autosize(rate.0 / 8, self.cfg.mss, self.rack_min_rtt(), self.cc.min_tso_segs());
+            self.burst.open(now, self.next_send_time, segs);
+        }
+        let next = self.burst.add(len, rate);
         if self.stats.segs_sent + 1 < 10 {
             // This segment is among the first 10 (it is counted after this call).
             return now;
         }
-        let gap = rate.tx_time(len).as_nanos();
-        let credit = now.0.saturating_sub(self.next_send_time.0);
-        SimTime(self.next_send_time.0.max(now.0) + gap - credit.min(gap / 2))
+        next
     }
 
     /// When the CC paces and the next segment may not leave yet, arms the pacing timer
     /// and returns true (the caller stops sending for now).
     fn pacing_blocks(&mut self, now: SimTime, out: &mut Outbox) -> bool {
-        if self.cc.pacing_rate().is_some() && now < self.next_send_time {
+        if self.cc.pacing_rate().is_some() && now < self.next_send_time && !(self.cfg.linux_cc && self.burst.is_open(now)) {
             if self.pacing_timer.deadline().is_none() {
                 self.pacing_timer.arm(TimerKind::Pacing, self.next_send_time, out);
             }
@@ -1472,6 +1482,27 @@ mod tests {
         }
     }
 
+    /// `Paced` with one segment per GSO burst (a CC whose `min_tso_segs` is 1, at a
+    /// rate under 1 segment per ms and a peer over 16 ms away).
+    struct OneSegBursts(Paced);
+    impl CongestionControl for OneSegBursts {
+        fn name(&self) -> &'static str {
+            "paced-1"
+        }
+        fn on_ack(&mut self, w: &mut Window, ack: &AckInfo) {
+            self.0.on_ack(w, ack)
+        }
+        fn ssthresh_after_loss(&self, w: &Window, in_flight: u64) -> u64 {
+            self.0.ssthresh_after_loss(w, in_flight)
+        }
+        fn pacing_rate(&self) -> Option<Rate> {
+            self.0.pacing_rate()
+        }
+        fn min_tso_segs(&self) -> u32 {
+            1
+        }
+    }
+
     fn established(cc: Box<dyn CongestionControl>, out: &mut Outbox) -> TcpSender {
         let cfg = TcpConfig::profile("ns2-sack").unwrap();
         let mut s = TcpSender::new(cfg, cc, Some(100_000), None);
@@ -1533,44 +1564,80 @@ mod tests {
 
     #[test]
     fn linux_pacing_follows_tcp_update_skb_after_send() {
-        // `linux` profile (MSS 1448, 52-byte headers, IW10) at 1 Mbit/s pacing: the gap
-        // is the payload's time, 1448 B -> 11.584 ms (the whole packet's 1500 B would
-        // take 12 ms); the first 10 data segments are not paced; a late send takes
-        // min(gap / 2, lateness) off the next gap.
+        // `linux` profile (MSS 1448, 52-byte headers, IW10) at 1 Mbit/s pacing, one
+        // segment per burst: the gap is the payload's time, 1448 B -> 11.584 ms (the
+        // whole packet's 1500 B would take 12 ms); the first 10 data segments are not
+        // paced; a late send takes min(gap / 2, lateness) off the next gap. The
+        // handshake takes 20 ms, so tcp_min_rtt gives no GSO allowance (`tcp::gso`).
         let cfg = TcpConfig::profile("linux").unwrap();
         assert!(cfg.linux_cc);
         let mss = cfg.mss as u64;
         let mut out = Outbox::default();
-        let mut s = TcpSender::new(cfg, Box::new(Paced(Reno, Rate::mbps(1))), Some(1_000_000), None);
+        let mut s = TcpSender::new(cfg, Box::new(OneSegBursts(Paced(Reno, Rate::mbps(1)))), Some(1_000_000), None);
         s.open(SimTime(0), &mut out);
         out.clear();
         let synack = TcpHeader { ack: 1, flags: FLAG_SYN | FLAG_ACK, wnd: 1 << 30, ..Default::default() };
-        s.on_ack(&synack, SimTime(1_000_000), &mut out);
+        s.on_ack(&synack, SimTime(20_000_000), &mut out);
         assert_eq!(out.segments.len(), 10, "the initial window leaves at once");
-        // The 10th segment (data_segs_out = 10) paces the 11th: 1 ms + 11.584 ms.
-        assert_eq!(s.next_send_time, SimTime(12_584_000));
-        // An ACK of two segments at 50 ms opens the window: the 11th leaves at once,
-        // 37.416 ms late, so the next gap is halved: 50 + 11.584 - 5.792 ms.
+        // The 10th segment (data_segs_out = 10) paces the 11th: 20 ms + 11.584 ms.
+        assert_eq!(s.next_send_time, SimTime(31_584_000));
+        // An ACK of two segments at 69 ms opens the window: the 11th leaves at once,
+        // 37.416 ms late, so the next gap is halved: 69 + 11.584 - 5.792 ms.
         out.clear();
         let ack = TcpHeader { ack: 1 + 2 * mss, flags: FLAG_ACK, wnd: 1 << 30, ..Default::default() };
-        s.on_ack(&ack, SimTime(50_000_000), &mut out);
+        s.on_ack(&ack, SimTime(69_000_000), &mut out);
         assert_eq!(out.segments.len(), 1);
         let pacing = |out: &Outbox| *out.timers.iter().rev().find(|x| x.0 == TimerKind::Pacing).unwrap();
         let (_, at, gen) = pacing(&out);
-        assert_eq!(at, SimTime(55_792_000));
+        assert_eq!(at, SimTime(74_792_000));
         // On time: a full gap.
         out.clear();
         s.on_pacing_timer(gen, at, &mut out);
         assert_eq!(out.segments.len(), 1);
-        assert_eq!(s.next_send_time, SimTime(67_376_000));
+        assert_eq!(s.next_send_time, SimTime(86_376_000));
         // The timer fires 2.624 ms late (less than half a gap): the 13th segment's
         // gap is 11.584 - 2.624 ms.
         let (_, at, gen) = pacing(&out);
-        assert_eq!(at, SimTime(67_376_000));
+        assert_eq!(at, SimTime(86_376_000));
         out.clear();
-        s.on_pacing_timer(gen, SimTime(70_000_000), &mut out);
+        s.on_pacing_timer(gen, SimTime(89_000_000), &mut out);
         assert_eq!(out.segments.len(), 1);
-        assert_eq!(s.next_send_time, SimTime(70_000_000 + 11_584_000 - 2_624_000));
+        assert_eq!(s.next_send_time, SimTime(89_000_000 + 11_584_000 - 2_624_000));
+    }
+
+    #[test]
+    fn linux_paces_gso_bursts_of_tcp_tso_autosize_segments() {
+        // Linux paces skbs of `tcp_tso_autosize` segments (Linux 6.x tcp_output.c;
+        // `tcp::gso`). At 10 Mbit/s of pacing (1,220 B per ms, under one segment) and a
+        // 44 ms handshake (no close-peer allowance) that is the floor, 2 segments: they
+        // leave together and the next pair waits for both, 2 x 1.1584 ms.
+        let cfg = TcpConfig::profile("linux").unwrap();
+        let mss = cfg.mss as u64;
+        let mut out = Outbox::default();
+        let mut s = TcpSender::new(cfg, Box::new(Paced(Reno, Rate::mbps(10))), Some(10_000_000), None);
+        s.open(SimTime(0), &mut out);
+        out.clear();
+        let synack = TcpHeader { ack: 1, flags: FLAG_SYN | FLAG_ACK, wnd: 1 << 30, ..Default::default() };
+        s.on_ack(&synack, SimTime(44_000_000), &mut out);
+        assert_eq!(out.segments.len(), 10);
+        // The 5th burst (segments 9 and 10) brings data_segs_out to 10 and is paced.
+        assert_eq!(s.next_send_time, SimTime(44_000_000 + 2_316_800));
+        // An ACK of all 10 at 90 ms: cwnd 20 has room for 20, pacing for one burst of
+        // 2; the send is late, so half the pair's gap is forgiven.
+        out.clear();
+        let ack = TcpHeader { ack: 1 + 10 * mss, flags: FLAG_ACK, wnd: 1 << 30, ..Default::default() };
+        s.on_ack(&ack, SimTime(90_000_000), &mut out);
+        assert_eq!(out.segments.len(), 2, "one burst of 2");
+        let pacing = |out: &Outbox| *out.timers.iter().rev().find(|x| x.0 == TimerKind::Pacing).unwrap();
+        assert_eq!(pacing(&out).1, SimTime(90_000_000 + 1_158_400));
+        for k in 0..3u64 {
+            let (_, at, gen) = pacing(&out);
+            assert_eq!(at, SimTime(91_158_400 + k * 2_316_800));
+            out.clear();
+            s.on_pacing_timer(gen, at, &mut out);
+            assert_eq!(out.segments.len(), 2, "burst {k}: two segments at one instant");
+            assert_eq!(s.next_send_time, SimTime(at.0 + 2_316_800));
+        }
     }
 
     /// A SACK sender (ns2-sack: IW3, initial RTO 3 s) with or without timestamps, its IW sent at 1 ms.
