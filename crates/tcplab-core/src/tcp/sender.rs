@@ -816,19 +816,22 @@ impl TcpSender {
     /// payload's time at the rate (the skb's length, headers excluded: BBR's rate is
     /// delivered payload, `bbr_rate_bytes_per_sec`), less the lateness of this send up
     /// to half the gap ("take into account OS jitter"), and the first 10 data segments
-    /// are not paced (`data_segs_out >= 10`). Linux paces skbs, not segments: the
-    /// segment opens a GSO burst of `tcp_tso_autosize` segments or joins the one
-    /// opened at this instant, and the gap is the whole burst's (`tcp::gso`).
-    /// Otherwise the whole packet's time (payload and headers), counted from the later
+    /// are not paced (`data_segs_out >= 10`). Linux paces skbs, not segments: new data
+    /// opens a GSO burst of `tcp_tso_autosize` segments or joins the one opened at this
+    /// instant, and the gap is the whole burst's (`tcp::gso`). A retransmission is an
+    /// skb of its own (`tcp_xmit_retransmit_queue` resends the lost skb; under random
+    /// loss that is nearly always one segment), so it is a burst of one. Otherwise the whole packet's time (payload and headers), counted from the later
     /// of now and the scheduled time.
     ///
     /// With MSS 1448 and 52-byte headers the first rule puts 3.6 % more bits on the
     /// wire at one pacing rate than the second.
-    fn next_pacing_time(&mut self, rate: Rate, len: u32, now: SimTime) -> SimTime {
+    fn next_pacing_time(&mut self, rate: Rate, len: u32, retransmission: bool, now: SimTime) -> SimTime {
         if !self.cfg.linux_cc {
             return self.next_send_time.max(now) + rate.tx_time(len + self.cfg.header_bytes);
         }
-        if !self.burst.is_open(now) {
+        if retransmission {
+            self.burst.open(now, self.next_send_time, 1);
+        } else if !self.burst.is_open(now) {
             let segs = gso::tso_autosize(rate.0 / 8, self.cfg.mss, self.rack_min_rtt(), self.cc.min_tso_segs());
             self.burst.open(now, self.next_send_time, segs);
         }
@@ -1313,7 +1316,7 @@ impl TcpSender {
         };
         self.rate.on_send(seq, end, now, self.snd_max - self.snd_una);
         if let Some(r) = self.cc.pacing_rate() {
-            self.next_send_time = self.next_pacing_time(Rate(r.0.max(1)), len, now);
+            self.next_send_time = self.next_pacing_time(Rate(r.0.max(1)), len, retransmission, now);
         }
         out.segments.push(Segment { hdr, size: len + self.cfg.header_bytes, ecn });
         if let Some(p) = self.prr.as_mut() {
@@ -1638,6 +1641,32 @@ mod tests {
             assert_eq!(out.segments.len(), 2, "burst {k}: two segments at one instant");
             assert_eq!(s.next_send_time, SimTime(at.0 + 2_316_800));
         }
+    }
+
+    #[test]
+    fn linux_paces_a_retransmission_as_a_burst_of_one() {
+        // The same 10 Mbit/s sender: the initial window goes out, nothing is ACKed, and
+        // the RTO resends the head. A retransmission is its own skb, one segment, so
+        // the next departure waits one segment's time (1.1584 ms) less the credit, not
+        // a pair's.
+        let cfg = TcpConfig::profile("linux").unwrap();
+        let mut out = Outbox::default();
+        let mut s = TcpSender::new(cfg, Box::new(Paced(Reno, Rate::mbps(10))), Some(10_000_000), None);
+        s.open(SimTime(0), &mut out);
+        out.clear();
+        let synack = TcpHeader { ack: 1, flags: FLAG_SYN | FLAG_ACK, wnd: 1 << 30, ..Default::default() };
+        s.on_ack(&synack, SimTime(44_000_000), &mut out);
+        let (_, at, gen) = *out.timers.iter().rev().find(|t| t.0 == TimerKind::Rto).unwrap();
+        out.clear();
+        assert!(s.on_timer(gen, at, &mut out).is_some());
+        assert_eq!(out.segments.len(), 1);
+        assert_eq!(out.segments[0].hdr.seq, 1, "the head");
+        // Sent long after its slot: half of one segment's gap is forgiven.
+        assert_eq!(s.next_send_time, SimTime(at.0 + 1_158_400 / 2));
+        // A second retransmission at the same instant does not join it: it waits for
+        // the first's slot and adds its own gap (joining would give at + 1,158,400).
+        let second = s.next_pacing_time(Rate::mbps(10), 1448, true, at);
+        assert_eq!(second, SimTime(at.0 + 1_158_400 / 2 + 1_158_400));
     }
 
     /// A SACK sender (ns2-sack: IW3, initial RTO 3 s) with or without timestamps, its IW sent at 1 ms.
