@@ -197,7 +197,9 @@ pub struct TcpConfig {
     /// (`tcp_cong_control`, `bbr_set_cwnd_to_recover_or_restore`) and adds its
     /// ACK-aggregation allowance (`bbr_update_ack_aggregation`); CUBIC's HyStart takes
     /// Linux 5.7+'s ACK-train threshold (`hystart_update`, `hystart_ack_delay`), from
-    /// the pacing rate the sender keeps as `tcp_update_pacing_rate` does.
+    /// the pacing rate the sender keeps as `tcp_update_pacing_rate` does; a paced
+    /// sender sends GSO bursts of `tcp_tso_autosize` segments, paced as one skb
+    /// (`tcp::gso`).
     #[serde(default)]
     pub linux_cc: bool,
 }
@@ -250,7 +252,7 @@ pub const DEFAULT_PROFILE: &str = "linux";
 /// One-line descriptions for `tcplab list`.
 pub fn profile_description(name: &str) -> &'static str {
     match name {
-        "linux" => "Linux 6.x: timestamps (MSS 1448, 52 B headers), IW10, initial RTO 1 s, Linux RTT estimator (RTO >= SRTT + 200 ms), delayed ACK 2 segments with quick-ACK mode and adaptive ato from 40 ms, ABC, SACK + D-SACK, RACK-TLP, F-RTO (tcp_frto = 2), PRR, reductions from cwnd, Linux CC modules' arithmetic (BBR's extra_acked, HyStart by pacing)",
+        "linux" => "Linux 6.x: timestamps (MSS 1448, 52 B headers), IW10, initial RTO 1 s, Linux RTT estimator (RTO >= SRTT + 200 ms), delayed ACK 2 segments with quick-ACK mode and adaptive ato from 40 ms, ABC, SACK + D-SACK, RACK-TLP, F-RTO (tcp_frto = 2), PRR, reductions from cwnd, Linux CC modules' arithmetic (BBR's extra_acked, HyStart by pacing), paced segments in GSO bursts (tcp_tso_autosize)",
         "linux-2.6" => "Linux 2.6.2x-2.6.35 (seeds 001, 003; before PRR, RACK, IW10 and the 1 s initial RTO): IW per RFC 3390 (3 segments at MSS 1460), initial RTO 3 s (RFC 2988), RFC 6298 RTO >= 200 ms, delayed ACK 40 ms/2 segments, ABC, SACK/RFC 6675, Limited Transmit",
         "ns2-sack" => "ns-2 Agent/TCP/Sack1 as in seed 000: IW3, initial RTO 3 s, min RTO 1 s, per-ACK growth, no delayed ACK, SACK",
         "reference" => "seed 004 reference TCP: IW1, RFC 2581 + NewReno (RFC 2582), 200 ms delayed ACK, no SACK",

@@ -820,8 +820,9 @@ impl TcpSender {
     /// opens a GSO burst of `tcp_tso_autosize` segments or joins the one opened at this
     /// instant, and the gap is the whole burst's (`tcp::gso`). A retransmission is an
     /// skb of its own (`tcp_xmit_retransmit_queue` resends the lost skb; under random
-    /// loss that is nearly always one segment), so it is a burst of one. Otherwise the whole packet's time (payload and headers), counted from the later
-    /// of now and the scheduled time.
+    /// loss that is nearly always one segment), so it is a burst of one. Otherwise
+    /// the whole packet's time (payload and headers), counted from the later of now
+    /// and the scheduled time.
     ///
     /// With MSS 1448 and 52-byte headers the first rule puts 3.6 % more bits on the
     /// wire at one pacing rate than the second.
