@@ -1469,8 +1469,9 @@ mod tests {
     use crate::cc::{reno::Reno, AckInfo};
     use crate::tcp::config::{TcpConfig, TcpSpec};
 
-    /// Reno's window with a fixed pacing rate, to test the sender's pacing alone.
-    struct Paced(Reno, Rate);
+    /// Reno's window at a fixed pacing rate, with the fewest segments per GSO burst,
+    /// to test the sender's pacing alone.
+    struct Paced(Reno, Rate, u32);
     impl CongestionControl for Paced {
         fn name(&self) -> &'static str {
             "paced"
@@ -1484,26 +1485,8 @@ mod tests {
         fn pacing_rate(&self) -> Option<Rate> {
             Some(self.1)
         }
-    }
-
-    /// `Paced` with one segment per GSO burst (a CC whose `min_tso_segs` is 1, at a
-    /// rate under 1 segment per ms and a peer over 16 ms away).
-    struct OneSegBursts(Paced);
-    impl CongestionControl for OneSegBursts {
-        fn name(&self) -> &'static str {
-            "paced-1"
-        }
-        fn on_ack(&mut self, w: &mut Window, ack: &AckInfo) {
-            self.0.on_ack(w, ack)
-        }
-        fn ssthresh_after_loss(&self, w: &Window, in_flight: u64) -> u64 {
-            self.0.ssthresh_after_loss(w, in_flight)
-        }
-        fn pacing_rate(&self) -> Option<Rate> {
-            self.0.pacing_rate()
-        }
         fn min_tso_segs(&self) -> u32 {
-            1
+            self.2
         }
     }
 
@@ -1547,7 +1530,7 @@ mod tests {
         // leaves at once (t = 1 ms), the next when the pacing timer fires at 13 ms,
         // the third at 25 ms.
         let mut out = Outbox::default();
-        let mut s = established(Box::new(Paced(Reno, Rate::mbps(1))), &mut out);
+        let mut s = established(Box::new(Paced(Reno, Rate::mbps(1), 2)), &mut out);
         assert_eq!(out.segments.len(), 1);
         let mut t = SimTime(1_000_000);
         for _ in 0..2 {
@@ -1566,22 +1549,31 @@ mod tests {
         assert!(out2.timers.iter().all(|x| x.0 != TimerKind::Pacing));
     }
 
-    #[test]
-    fn linux_pacing_follows_tcp_update_skb_after_send() {
-        // `linux` profile (MSS 1448, 52-byte headers, IW10) at 1 Mbit/s pacing, one
-        // segment per burst: the gap is the payload's time, 1448 B -> 11.584 ms (the
-        // whole packet's 1500 B would take 12 ms); the first 10 data segments are not
-        // paced; a late send takes min(gap / 2, lateness) off the next gap. The
-        // handshake takes 20 ms, so tcp_min_rtt gives no GSO allowance (`tcp::gso`).
+    /// A `linux` sender (MSS 1448, IW10) pacing at `rate` with bursts of at least
+    /// `min_tso` segments, 10 MB to send, its handshake done at `synack_at` (the
+    /// initial window sent).
+    fn linux_paced(rate: Rate, min_tso: u32, synack_at: SimTime) -> (TcpSender, Outbox) {
         let cfg = TcpConfig::profile("linux").unwrap();
         assert!(cfg.linux_cc);
-        let mss = cfg.mss as u64;
         let mut out = Outbox::default();
-        let mut s = TcpSender::new(cfg, Box::new(OneSegBursts(Paced(Reno, Rate::mbps(1)))), Some(1_000_000), None);
+        let mut s = TcpSender::new(cfg, Box::new(Paced(Reno, rate, min_tso)), Some(10_000_000), None);
         s.open(SimTime(0), &mut out);
         out.clear();
         let synack = TcpHeader { ack: 1, flags: FLAG_SYN | FLAG_ACK, wnd: 1 << 30, ..Default::default() };
-        s.on_ack(&synack, SimTime(20_000_000), &mut out);
+        s.on_ack(&synack, synack_at, &mut out);
+        (s, out)
+    }
+
+    #[test]
+    fn linux_pacing_follows_tcp_update_skb_after_send() {
+        // `linux` profile (MSS 1448, 52-byte headers, IW10) at 1 Mbit/s pacing, one
+        // segment per burst (a floor of 1, a rate under one segment per ms): the gap is
+        // the payload's time, 1448 B -> 11.584 ms (the whole packet's 1500 B would take
+        // 12 ms); the first 10 data segments are not paced; a late send takes
+        // min(gap / 2, lateness) off the next gap. The handshake takes 20 ms, so
+        // tcp_min_rtt gives no GSO allowance (`tcp::gso`).
+        let mss = 1448;
+        let (mut s, mut out) = linux_paced(Rate::mbps(1), 1, SimTime(20_000_000));
         assert_eq!(out.segments.len(), 10, "the initial window leaves at once");
         // The 10th segment (data_segs_out = 10) paces the 11th: 20 ms + 11.584 ms.
         assert_eq!(s.next_send_time, SimTime(31_584_000));
@@ -1615,14 +1607,8 @@ mod tests {
         // `tcp::gso`). At 10 Mbit/s of pacing (1,220 B per ms, under one segment) and a
         // 44 ms handshake (no close-peer allowance) that is the floor, 2 segments: they
         // leave together and the next pair waits for both, 2 x 1.1584 ms.
-        let cfg = TcpConfig::profile("linux").unwrap();
-        let mss = cfg.mss as u64;
-        let mut out = Outbox::default();
-        let mut s = TcpSender::new(cfg, Box::new(Paced(Reno, Rate::mbps(10))), Some(10_000_000), None);
-        s.open(SimTime(0), &mut out);
-        out.clear();
-        let synack = TcpHeader { ack: 1, flags: FLAG_SYN | FLAG_ACK, wnd: 1 << 30, ..Default::default() };
-        s.on_ack(&synack, SimTime(44_000_000), &mut out);
+        let mss = 1448;
+        let (mut s, mut out) = linux_paced(Rate::mbps(10), 2, SimTime(44_000_000));
         assert_eq!(out.segments.len(), 10);
         // The 5th burst (segments 9 and 10) brings data_segs_out to 10 and is paced.
         assert_eq!(s.next_send_time, SimTime(44_000_000 + 2_316_800));
@@ -1650,13 +1636,7 @@ mod tests {
         // the RTO resends the head. A retransmission is its own skb, one segment, so
         // the next departure waits one segment's time (1.1584 ms) less the credit, not
         // a pair's.
-        let cfg = TcpConfig::profile("linux").unwrap();
-        let mut out = Outbox::default();
-        let mut s = TcpSender::new(cfg, Box::new(Paced(Reno, Rate::mbps(10))), Some(10_000_000), None);
-        s.open(SimTime(0), &mut out);
-        out.clear();
-        let synack = TcpHeader { ack: 1, flags: FLAG_SYN | FLAG_ACK, wnd: 1 << 30, ..Default::default() };
-        s.on_ack(&synack, SimTime(44_000_000), &mut out);
+        let (mut s, mut out) = linux_paced(Rate::mbps(10), 2, SimTime(44_000_000));
         let (_, at, gen) = *out.timers.iter().rev().find(|t| t.0 == TimerKind::Rto).unwrap();
         out.clear();
         assert!(s.on_timer(gen, at, &mut out).is_some());
@@ -1767,7 +1747,7 @@ mod tests {
         let srtt = s.rtt.srtt().unwrap();
         assert_eq!(s.w.pacing_rate, (1.2 * s.w.cwnd as f64 / srtt.as_secs_f64()) as u64);
         // A paced CC gives its own rate (BBR sets sk_pacing_rate) and the flow is paced.
-        let cc = Box::new(Paced(Reno, Rate(8_000_000)));
+        let cc = Box::new(Paced(Reno, Rate(8_000_000), 2));
         let mut p = TcpSender::new(TcpConfig::profile("linux").unwrap(), cc, Some(100_000), None);
         assert!(p.w.paced);
         p.open(SimTime(0), &mut out);
