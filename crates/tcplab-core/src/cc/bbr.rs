@@ -109,7 +109,7 @@
 
 use super::{CaState, CcEntry, CongestionControl, ParamInfo, RateSample, Window, WindowedMax};
 use crate::rng::RngStream;
-use crate::tcp::gso::GSO_MAX_BYTES;
+use crate::tcp::gso::tso_autosize;
 use crate::time::{Rate, SimDuration, SimTime};
 use serde::Deserialize;
 
@@ -560,10 +560,11 @@ impl Bbr {
     /// Linux `bbr_tso_segs_goal`: about 1 ms of the pacing rate (`sk_pacing_rate >>
     /// sk_pacing_shift`, shift 10) up to 64 kB less `MAX_TCP_HEADER`, in whole
     /// segments, at least `bbr_min_tso_segs` (1 below 1.2 Mbit/s of pacing, else 2) and
-    /// at most 127.
+    /// at most 127: `tcp_tso_autosize` without its close-peer allowance
+    /// (`tcp::gso::tso_autosize` with no min RTT).
     fn tso_segs_goal(&self) -> u64 {
-        let bytes = ((self.pacing_rate / 1024.0) as u64).min(GSO_MAX_BYTES);
-        (bytes / self.mss.max(1)).max(self.min_tso_segs() as u64).min(127)
+        let segs = tso_autosize(self.pacing_rate as u64, self.mss as u32, None, self.min_tso_segs());
+        (segs as u64).min(127)
     }
 
     /// Linux `bbr_quantization_budget`, in packets: 3 TSO bursts for the end hosts,

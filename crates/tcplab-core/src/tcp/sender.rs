@@ -660,13 +660,10 @@ impl TcpSender {
     /// RACK's loss scan now (steps 4-6): marks losses, arms or stops the reordering
     /// timer; returns the octets newly deemed lost.
     fn rack_detect(&mut self, now: SimTime, out: &mut Outbox) -> u64 {
+        let min_rtt = self.rack_min_rtt();
         let (Some(rack), Some(sb)) = (self.rack.as_ref(), self.scoreboard.as_mut()) else { return 0 };
         let in_recovery = matches!(self.ca, CaState::Recovery | CaState::Loss);
         let dupthresh_sacked = sb.sacked_bytes() > (self.cfg.dupack_threshold.max(1) as u64 - 1) * self.cfg.mss as u64;
-        let min_rtt = match (self.min_rtt, self.syn_rtt) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
         let reo_wnd = rack.reo_wnd(in_recovery, dupthresh_sacked, min_rtt, self.rtt.srtt());
         let (lost, timeout) = rack.detect_losses(sb, now, reo_wnd);
         match timeout {
@@ -847,7 +844,8 @@ impl TcpSender {
     /// When the CC paces and the next segment may not leave yet, arms the pacing timer
     /// and returns true (the caller stops sending for now).
     fn pacing_blocks(&mut self, now: SimTime, out: &mut Outbox) -> bool {
-        if self.cc.pacing_rate().is_some() && now < self.next_send_time && !(self.cfg.linux_cc && self.burst.is_open(now)) {
+        // A burst is only ever opened under `linux_cc` (`next_pacing_time`).
+        if self.cc.pacing_rate().is_some() && now < self.next_send_time && !self.burst.is_open(now) {
             if self.pacing_timer.deadline().is_none() {
                 self.pacing_timer.arm(TimerKind::Pacing, self.next_send_time, out);
             }
