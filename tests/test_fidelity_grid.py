@@ -196,3 +196,46 @@ def test_open_spells_shorter_than_the_kernel_sampling_interval_do_not_end_an_epi
                       "srtt_s": [0.1] * 7,
                       "state": ["open", "recovery", "open", "recovery", "open", "recovery", "open"]})
     assert sawtooth(s)["loss_episodes"] == 2
+
+
+def test_against_a_stored_summary_and_with_the_path_lateness(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    # A summary as docs/fidelity/ keeps them: grid.json of a (faked) kernel side.
+    import json
+
+    from tcplab.fidelity_grid import compare_stored
+
+    d = small_grid(tmp_path, reps=2, ccs='["reno"]')
+    out = tmp_path / "out"
+    fake_kernel_runs(d, out)
+    res = run_grid(d, out, sim_only=True)
+    summary = out / "grid.json"
+    plain, lateness = compare_stored(d, summary, within=0.03)
+    assert lateness == {} and list(plain["metric"]) == ["goodput_bps", "retransmits", "cwnd_mean_bytes"]
+    # The same seeds as the grid's own simulator side: the same means.
+    same = res.table.set_index("metric").loc[list(plain["metric"]), "sim"].to_numpy()
+    np.testing.assert_allclose(plain["sim"].to_numpy(), same)
+    # The faked runs recorded no lateness: refused, naming the congestion control.
+    with pytest.raises(ValueError, match="no emulator lateness recorded .* for reno"):
+        compare_stored(d, summary, within=0.03, path_lateness=True)
+    doc = json.loads(summary.read_text())
+    for s in doc["meta"]["sched_error"]:
+        s["mean_s"] = 200e-6 if s["rep"] == 0 else 400e-6
+    summary.write_text(json.dumps(doc))
+    late, lateness = compare_stored(d, summary, within=0.03, path_lateness=True)
+    assert lateness == {"reno": pytest.approx(300e-6)}  # the median of the two runs
+    # 4 x 300 us more per round trip on average (44 ms base): Reno's window and rate fall.
+    g = lambda t: t.set_index("metric").loc["goodput_bps", "sim"]  # noqa: E731
+    assert g(late) < g(plain)
+    # The command line: the table, the count, the reading, the file.
+    assert main(["fidelity", str(d), "--against", str(summary), "--within", "0.03", "--path-lateness",
+                 "--out", str(tmp_path / "ag")]) == 0
+    text = capsys.readouterr().out
+    assert "of 3 pairs inside (within 3%" in text and "reno 300.0 us" in text
+    assert json.loads((tmp_path / "ag" / "against.json").read_text())["meta"]["lateness_s"] == lateness
+    # Bad input, refused before anything runs.
+    for argv, says in ((["--path-lateness"], "apply with --against"), (["--against", str(summary), "--within", "3"],
+                       "give a fraction between 0 and 1"), (["--against", str(tmp_path / "none.json")], "no such file"),
+                       (["--against", str(d / "grid.toml")], "--against")):
+        assert main(["fidelity", str(d), *argv]) == 2
+        assert says in capsys.readouterr().err

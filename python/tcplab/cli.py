@@ -103,6 +103,16 @@ def build_parser() -> argparse.ArgumentParser:
     fd.add_argument("scenario", metavar="SCENARIO.toml|GRID_DIR", help="scenario file, or a directory with grid.toml")
     fd.add_argument("--sim-only", action="store_true",
                     help="grid only: recompute the simulator side against the kernel runs already in --out")
+    fd.add_argument("--against", type=Path, default=None, metavar="GRID.json",
+                    help="grid only: re-run the simulator side against the kernel means of a stored grid summary "
+                         "(e.g. docs/fidelity/loss-grid-defaults.json); no kernel runs")
+    fd.add_argument("--within", type=float, default=None, metavar="FRACTION",
+                    help="with --against: a pair counts as inside when within this fraction of the simulator's "
+                         "mean or the kernel's 95%% interval (default: the grid's tolerance)")
+    fd.add_argument("--path-lateness", action="store_true",
+                    help="with --against: give the simulated access links the emulator's measured lateness per "
+                         "packet (median over each congestion control's kernel runs) as an exponential delay "
+                         "variation")
     fd.add_argument("--reps", type=_positive, default=3, metavar="N", help="replications of each side (default: 3)")
     fd.add_argument("--out", type=Path, default=None, metavar="DIR",
                     help="results directory (default: results/fidelity-<scenario file stem>)")
@@ -466,6 +476,11 @@ def _fidelity_grid(args: argparse.Namespace) -> int:
     from tcplab.fidelity_grid import GRID_METRICS, load_grid, run_grid
 
     grid, points = load_grid(args.scenario)  # bad input is reported before anything runs
+    if args.against is not None:
+        return _fidelity_against(args, grid)
+    if args.path_lateness or args.within is not None:
+        _err("--path-lateness and --within apply with --against GRID.json only")
+        return EXIT_BAD_INPUT
     out = args.out or Path("results") / f"fidelity-{grid.name}"
     check_output_dir(out)
     console = Console(stderr=True)
@@ -505,6 +520,50 @@ def _fidelity_grid(args: argparse.Namespace) -> int:
     if res.meta["behind"]:
         _err(f"WARNING: the emulator fell behind in {len(res.meta['behind'])} kernel run(s): {', '.join(res.meta['behind'])}")
     print(f"table: {out / 'grid.parquet'}; report written to {res.report}")
+    return EXIT_OK
+
+
+def _fidelity_against(args: argparse.Namespace, grid: Any) -> int:
+    """``tcplab fidelity GRID_DIR --against GRID.json``: the simulator side now against a
+    stored summary's kernel means (tcplab.fidelity_grid.compare_stored)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from tcplab.fidelity_grid import GRID_METRICS, compare_stored
+
+    within = grid.tolerance if args.within is None else args.within
+    if not 0 < within < 1:
+        _err(f"--within: {within} is not accepted; give a fraction between 0 and 1 (e.g. 0.03)")
+        return EXIT_BAD_INPUT
+    if not args.against.is_file():
+        _err(f"--against: {args.against}: no such file (a grid summary, grid.json)")
+        return EXIT_BAD_INPUT
+    try:
+        table, lateness = compare_stored(args.scenario, args.against, within=within, path_lateness=args.path_lateness,
+                                         progress=lambda d, t, m: print(f"[{d}/{t}] {m}", file=sys.stderr, flush=True))
+    except (ValueError, json.JSONDecodeError, KeyError) as e:
+        _err(f"--against {args.against}: {e}")
+        return EXIT_BAD_INPUT
+    reading = ("the path with the emulator's lateness: exponential delay variation on every access link, mean "
+               + ", ".join(f"{cc} {1e6 * v:.1f} us" for cc, v in lateness.items())) if lateness else "the scenarios as written"
+    t = Table(title=f"{grid.name}: the simulator now ({reading}) against {args.against}")
+    for c in ("point", "metric", "kernel [95% CI]", "sim", "error", "inside"):
+        t.add_column(c, justify="left" if c in ("point", "metric") else "right")
+    for r in table.itertuples():
+        label, unit = GRID_METRICS[r.metric][1], GRID_METRICS[r.metric][0]
+        ci = f" [{_fmt(r.kernel_low, 1)}, {_fmt(r.kernel_high, 1)}]" if r.kernel_low is not None else ""
+        t.add_row(r.point, f"{label} ({unit})", f"{_fmt(float(r.kernel), 1)}{ci}", _fmt(r.sim, 1), f"{r.rel_error:+.1%}",
+                  "yes" if r.inside else "NO")
+    Console(width=None if sys.stdout.isatty() else 160).print(t)
+    print(f"{int(table['inside'].sum())} of {len(table)} pairs inside (within {within:.0%} of the simulator's mean or "
+          f"the kernel's 95% interval); error = (kernel - sim) / sim")
+    if args.out is not None:
+        from tcplab.results import write_json_atomic
+
+        args.out.mkdir(parents=True, exist_ok=True)
+        write_json_atomic({"meta": {"against": str(args.against), "within": within, "lateness_s": lateness},
+                           "rows": json.loads(table.to_json(orient="records"))}, args.out / "against.json")
+        print(f"table: {args.out / 'against.json'}")
     return EXIT_OK
 
 

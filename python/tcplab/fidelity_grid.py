@@ -24,7 +24,11 @@ that is wider.
 
 Kernel runs are kept under ``OUT/kernel/<point>/rep-<r>/`` and reused: re-running
 resumes, and ``sim_only=True`` recomputes the simulator side against the stored kernel
-runs (after a model change) without touching the kernel.
+runs (after a model change) without touching the kernel. Where only a grid's summary
+(``grid.json``, as kept in ``docs/fidelity/``) is at hand, :func:`compare_stored` re-runs
+the simulator side against its kernel means; with ``path_lateness`` it also puts the
+emulator's measured lateness into the simulated path (:func:`with_access_lateness`), the
+second reading of docs/validation.md, "The emulated path's delay variation".
 
 Example:
     >>> agrees(sim=10.0, kernel=10.4, half_width=0.1, tolerance=0.05)
@@ -59,7 +63,8 @@ from tcplab.scenario.locate import located, parse_toml, read_text
 from tcplab.scenario.tcp import CcOptions
 from tcplab.stats import mean_ci
 
-__all__ = ["Grid", "GridResult", "GRID_METRICS", "load_grid", "is_grid", "run_grid", "agrees"]
+__all__ = ["Grid", "GridResult", "GRID_METRICS", "load_grid", "is_grid", "run_grid", "agrees", "compare_stored",
+           "with_access_lateness", "lateness_by_cc"]
 
 #: The metrics the grid compares, with their units and the labels the report shows.
 GRID_METRICS: dict[str, tuple[str, str]] = {
@@ -242,6 +247,99 @@ def run_grid(
     res = GridResult(grid, table, per_run, o, meta=meta)
     res.report = write_grid_report(res)
     return res
+
+
+def with_access_lateness(sc: Scenario, mean_s: float) -> Scenario:
+    """``sc`` with an exponential delay variation of mean ``mean_s`` on every access link,
+    both directions (a dumbbell's ``sender_access`` and ``receiver_access``).
+
+    The emulator measures how late it hands each packet to a host
+    (``meta.emulation.sched_error.mean_s``); its reads from a host are taken to be as
+    late (tcplab's assumption: they are not measured). The variation keeps packet order,
+    as the emulator does.
+
+    Example:
+        >>> _, pts = load_grid("examples/fidelity/loss-grid")
+        >>> with_access_lateness(pts[0].scenario, 27.7e-6).to_core()["topology"]["sender_access"]["jitter"]
+        {'dist': 'exponential', 'mean': 27700}
+
+    Raises:
+        ValueError: the scenario's topology is not a dumbbell.
+    """
+    from tcplab.scenario.network import Dumbbell, Jitter
+
+    topo = sc.topology
+    if not isinstance(topo, Dumbbell):
+        raise ValueError(f"path lateness needs a dumbbell (access links on both sides); topology is {topo.kind!r}")
+    j = Jitter(dist="exponential", mean=f"{round(mean_s * 1e9)}ns")
+    topo = topo.model_copy(update={"sender_access": topo.sender_access.model_copy(update={"jitter": j}),
+                                   "receiver_access": topo.receiver_access.model_copy(update={"jitter": j})})
+    return sc.model_copy(update={"topology": topo})
+
+
+def lateness_by_cc(sched_error: list[dict[str, Any]]) -> dict[str, float]:
+    """Per congestion control (the point id's last part), the median over its kernel runs
+    of the emulator's mean lateness per packet, s.
+
+    Example:
+        >>> lateness_by_cc([{"point": "loss1-bbr", "mean_s": 2e-5}, {"point": "loss5-bbr", "mean_s": 4e-5},
+        ...                 {"point": "loss5-bbr", "mean_s": 9e-5}, {"point": "loss1-reno", "mean_s": 6e-5}])
+        {'bbr': 4e-05, 'reno': 6e-05}
+    """
+    by: dict[str, list[float]] = {}
+    for s in sched_error:
+        if s.get("mean_s") is not None:
+            by.setdefault(s["point"].rsplit("-", 1)[1], []).append(float(s["mean_s"]))
+    return {cc: float(np.median(v)) for cc, v in by.items()}
+
+
+#: The metrics :func:`compare_stored` counts (goodput, retransmissions, mean cwnd).
+COUNTED = ("goodput_bps", "retransmits", "cwnd_mean_bytes")
+
+
+def compare_stored(path: str | Path, summary: str | Path, *, within: float, path_lateness: bool = False,
+                   progress: Callable[[int, int, str], None] | None = None) -> tuple[pd.DataFrame, dict[str, float]]:
+    """The simulator side of grid ``path`` (seeds 0 .. reps-1) against the kernel means of a
+    stored grid summary (``grid.json``), for the points the summary has.
+
+    Returns one row per (point, metric) of :data:`COUNTED`: the kernel's mean and 95%
+    interval from the summary, the simulator's mean and sd now, the relative error
+    ``(kernel - sim) / |sim|`` and ``inside`` (:func:`agrees` with ``within``); and the
+    lateness applied per congestion control (empty without ``path_lateness``).
+
+    Raises:
+        ValueError: the summary is not a grid summary, or shares no point with the grid.
+    """
+    ref = json.loads(Path(summary).read_text())
+    if not isinstance(ref, dict) or not isinstance(ref.get("rows"), list):
+        raise ValueError(f"{summary}: not a grid summary (expected an object with 'rows', as grid.json)")
+    kern = {(r["point"], r["metric"]): r for r in ref["rows"]}
+    grid, points = load_grid(path)
+    todo = [p for p in points if (p.id, COUNTED[0]) in kern]
+    if not todo:
+        raise ValueError(f"{summary}: none of the grid's points ({', '.join(p.id for p in points)}) is in it")
+    lateness = lateness_by_cc((ref.get("meta") or {}).get("sched_error") or []) if path_lateness else {}
+    missing = sorted({p.cc for p in todo} - set(lateness)) if path_lateness else []
+    if missing:
+        raise ValueError(f"{summary}: no emulator lateness recorded (meta.sched_error) for {', '.join(missing)}")
+    say = progress or (lambda _d, _t, _m: None)
+    rows = []
+    for i, p in enumerate(todo):
+        say(i, len(todo), f"simulating {p.id}")
+        sc = with_access_lateness(p.scenario, lateness[p.cc]) if path_lateness else p.scenario
+        vals: dict[str, list[float]] = {}
+        for r in range(grid.reps):
+            for m, v in _bulk_metrics(run_sim(sc, seed=r, trace=TRACES)).items():
+                vals.setdefault(m, []).append(v)
+        for m in COUNTED:
+            k, s = kern[(p.id, m)], float(np.mean(vals[m]))
+            half = k["kernel_high"] - k["kernel"] if k.get("kernel_high") is not None else math.nan
+            rows.append({"point": p.id, "cc": p.cc, "metric": m, "unit": GRID_METRICS[m][0], "kernel": k["kernel"],
+                         "kernel_low": k.get("kernel_low"), "kernel_high": k.get("kernel_high"), "sim": s,
+                         "sim_sd": float(np.std(vals[m], ddof=1)), "rel_error": (k["kernel"] - s) / abs(s) if s else math.nan,
+                         "inside": agrees(s, k["kernel"], half, within)})
+    say(len(todo), len(todo), "done")
+    return pd.DataFrame(rows), lateness
 
 
 def summarise(per_run: pd.DataFrame, tolerance: float) -> pd.DataFrame:

@@ -10,6 +10,7 @@
 
 use crate::cc::CcSpec;
 use crate::net::error::ErrorConfig;
+use crate::net::jitter::JitterConfig;
 use crate::net::linklayer::LinkLayerConfig;
 use crate::net::mac::MacConfig;
 use crate::net::queue::{Limit, QueueConfig};
@@ -65,6 +66,10 @@ pub struct LinkParams {
     pub queue: Option<QueueConfig>,
     #[serde(default)]
     pub error: Option<ErrorConfig>,
+    /// Delay variation added to `delay`, packets kept in order (`net/jitter.rs`).
+    /// Default none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jitter: Option<JitterConfig>,
     /// Medium access gating the transmitter (DAMA); default none (the transmitter
     /// sends whenever it has a packet).
     #[serde(default)]
@@ -179,6 +184,9 @@ pub struct AccessSpec {
     pub delay: AccessDelay,
     #[serde(default)]
     pub queue: Option<QueueConfig>,
+    /// Delay variation on every access link of this side, both directions. Default none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jitter: Option<JitterConfig>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -9,7 +9,8 @@ References: seed 003 for the three drop-tail semantics (packet-slot, fixed-byte 
 fixed-byte loose as dummynet); Floyd & Jacobson 1993 and ns-2 ``red.cc`` for RED;
 Gilbert-Elliott and seed 004's time-series channel for Markov; ETSI EN 301 790 (DVB-RCS)
 and CNES OpenSAND's defaults for the DAMA MAC; seed 004 (Kojo, FDPW 2005) for the SLACP
-link layer (``crates/tcplab-core/src/net/mac/dama.rs``, ``net/linklayer/slacp.rs``).
+link layer (``crates/tcplab-core/src/net/mac/dama.rs``, ``net/linklayer/slacp.rs``);
+RFC 3393 (one-way delay variation) for a link's ``jitter`` (``net/jitter.rs``).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from tcplab.scenario.quantities import Choice, Limit, Packets, Rate, Size, StrLi
 
 __all__ = [
     "DropTail", "Red", "Codel", "FqCodel", "Pie", "Bernoulli", "Markov", "QueueSpec", "ErrorSpec", "Dama", "MacSpec",
-    "SlacpChannel", "Slacp", "LinkLayerSpec", "Link", "Access", "Dumbbell", "GraphLink", "Graph", "LotHost", "ParkingLot",
+    "SlacpChannel", "Slacp", "LinkLayerSpec", "Jitter", "Link", "Access", "Dumbbell", "GraphLink", "Graph", "LotHost", "ParkingLot",
     "Topology", "short_list",
 ]
 
@@ -561,8 +562,57 @@ def _queue_core(queue: Any) -> dict[str, Any] | None:
     return queue.to_core() if queue is not None else None
 
 
-def _layers_core(core: dict[str, Any], mac: Any, link_layer: Any) -> dict[str, Any]:
-    """Adds a link's MAC and link layer to its core table when they are set."""
+class Jitter(Model):
+    """Delay variation added to a link's propagation delay, per packet; packets keep
+    their order (``dist`` = uniform, exponential).
+
+    Example:
+        >>> Jitter(dist="exponential", mean="30us").to_core()
+        {'dist': 'exponential', 'mean': 30000}
+        >>> Jitter(dist="uniform", low="0us", high="100us").to_core()
+        {'dist': 'uniform', 'low': 0, 'high': 100000}
+    """
+
+    dist: Annotated[str, Choice(lambda: ["uniform", "exponential"])] = fld(
+        doc="Distribution of the extra delay. A packet whose draw would bring it before the one ahead arrives "
+        "with that one instead (no reordering).")
+    mean: Optional[Time] = fld(None, "Mean extra delay (exponential only).", default_doc="required for `exponential`")
+    low: Optional[Time] = fld(None, "Least extra delay (uniform only).", default_doc="required for `uniform`")
+    high: Optional[Time] = fld(None, "Greatest extra delay (uniform only; at least `low`).",
+                               default_doc="required for `uniform`")
+
+    @model_validator(mode="after")
+    def _fields_of_the_distribution(self) -> "Jitter":
+        owner = {"mean": "exponential", "low": "uniform", "high": "uniform"}
+        for name, dist in owner.items():
+            value = getattr(self, name)
+            if dist == self.dist and value is None:
+                raise ScenarioError(name, f'is required when dist = "{dist}"', accepted="a time like '30us'")
+            if dist != self.dist and value is not None:
+                raise ScenarioError(name, f'only applies to dist = "{dist}", not {self.dist!r}',
+                                    value=units.format_time(int(value)))
+        if self.dist == "uniform" and int(self.high) < int(self.low):  # type: ignore[arg-type]
+            raise ScenarioError("high", f"is below low ({units.format_time(int(self.low))})",  # type: ignore[arg-type]
+                                value=units.format_time(int(self.high)), accepted="high >= low")  # type: ignore[arg-type]
+        return self
+
+    def to_core(self) -> dict[str, Any]:
+        """The core's ``JitterConfig``."""
+        out: dict[str, Any] = {"dist": self.dist}
+        for name in ("mean", "low", "high"):
+            if getattr(self, name) is not None:
+                out[name] = getattr(self, name)
+        return out
+
+
+_JITTER_DOC = ("Delay variation added to `delay` on every packet, order kept (an emulator's or host's late "
+               "hand-off; not netem's reordering jitter).")
+
+
+def _layers_core(core: dict[str, Any], mac: Any, link_layer: Any, jitter: Any = None) -> dict[str, Any]:
+    """Adds a link's MAC, link layer and delay variation to its core table when they are set."""
+    if jitter is not None:
+        core["jitter"] = jitter.to_core()
     if mac is not None:
         core["mac"] = mac.to_core()
     if link_layer is not None:
@@ -591,6 +641,7 @@ class Link(Model):
     )
     error: Optional[ErrorSpec] = fld(None, "Error model applied as packets finish transmission.",
                                      default_doc="no losses")
+    jitter: Optional[Jitter] = fld(None, _JITTER_DOC, default_doc="none")
     mac: Optional[MacSpec] = fld(None, "Medium access gating the transmitter (DVB-RCS-like DAMA).",
                                  default_doc="none: the transmitter sends whenever it has a packet")
     link_layer: Optional[LinkLayerSpec] = fld(None, "Link-layer protocol on this direction (SLACP); its ACKs use the "
@@ -615,7 +666,7 @@ class Link(Model):
         """The core's ``LinkParams`` (``mac`` and ``link_layer`` only when set)."""
         core = {"rate": self.rate, "delay": self.delay, "queue": _queue_core(self.queue),
                 "error": _queue_core(self.error)}
-        return _layers_core(core, self.mac, self.link_layer)
+        return _layers_core(core, self.mac, self.link_layer, self.jitter)
 
 
 class Access(Model):
@@ -629,10 +680,15 @@ class Access(Model):
     rate: Rate = fld(doc="Rate of every access link on this side.", ge=1)
     delay: TimeList = fld(doc="One propagation delay for every pair, or a list with one delay per pair.")
     queue: Optional[QueueSpec] = fld(None, "Queue of the access links.", default_doc="drop-tail, 1000 packets")
+    jitter: Optional[Jitter] = fld(None, _JITTER_DOC + " On every access link of this side, both directions.",
+                                   default_doc="none")
 
     def to_core(self) -> dict[str, Any]:
         """The core's ``AccessSpec``."""
-        return {"rate": self.rate, "delay": self.delay, "queue": _queue_core(self.queue)}
+        core = {"rate": self.rate, "delay": self.delay, "queue": _queue_core(self.queue)}
+        if self.jitter is not None:
+            core["jitter"] = self.jitter.to_core()
+        return core
 
 
 class Dumbbell(Model):
@@ -718,6 +774,7 @@ class GraphLink(Model):
     queue: Optional[QueueSpec] = fld(None, "Queue at the transmitting end (with a link layer: its IP queue, one per "
                                      "channel).", default_doc="drop-tail, 1000 packets")
     error: Optional[ErrorSpec] = fld(None, "Error model.", default_doc="no losses")
+    jitter: Optional[Jitter] = fld(None, _JITTER_DOC, default_doc="none")
     mac: Optional[MacSpec] = fld(None, "Medium access gating the transmitter (DVB-RCS-like DAMA).",
                                  default_doc="none: the transmitter sends whenever it has a packet")
     link_layer: Optional[LinkLayerSpec] = fld(None, "Link-layer protocol on this direction (SLACP); its ACKs use the "
@@ -735,7 +792,7 @@ class GraphLink(Model):
             "name": self.name, "from": self.from_, "to": self.to, "rate": self.rate, "delay": self.delay,
             "queue": _queue_core(self.queue), "error": _queue_core(self.error),
         }
-        return _layers_core(core, self.mac, self.link_layer)
+        return _layers_core(core, self.mac, self.link_layer, self.jitter)
 
 
 class Graph(Model):

@@ -22,8 +22,8 @@ from tcplab.scenario.errors import _unwrap, _variants, range_text
 from tcplab.scenario.experiment import SweepTable
 from tcplab.scenario.flows import Arrivals, Interval, RpcFlow, SizeDist, TcpFlow, UdpFlow
 from tcplab.scenario.model import EXAMPLE_TOML, Scenario
-from tcplab.scenario.network import (Access, Bernoulli, Codel, Dama, DropTail, Dumbbell, FqCodel, Graph, GraphLink, Link,
-                                     LotHost, Markov, ParkingLot, Pie, Red, Slacp, SlacpChannel)
+from tcplab.scenario.network import (Access, Bernoulli, Codel, Dama, DropTail, Dumbbell, FqCodel, Graph, GraphLink, Jitter,
+                                     Link, LotHost, Markov, ParkingLot, Pie, Red, Slacp, SlacpChannel)
 from tcplab.scenario.record import Record
 from tcplab.scenario.tcp import TCP_KINDS, CcOptions, TcpOptions, profile_value
 from tcplab.scenario.workload import FlowClass, Workload
@@ -40,6 +40,7 @@ SECTIONS: list[tuple[str, type[BaseModel]]] = [
     ("`[[topology.hosts]]` (parking-lot hosts)", LotHost),
     ("Links: `bottleneck`, `bottleneck_reverse`, `backbone`, `backbone_reverse`", Link),
     ("Access links: `sender_access`, `receiver_access`", Access),
+    ("A link's `jitter` (delay variation)", Jitter),
     ("Queue `kind = \"drop_tail\"`", DropTail),
     ("Queue `kind = \"red\"`", Red),
     ("Queue `kind = \"codel\"`", Codel),

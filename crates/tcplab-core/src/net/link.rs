@@ -26,6 +26,7 @@
 //! link-layer control frames (`control`, a peer link layer's ACKs) served first.
 
 use super::error::{ErrorModel, ErrorStats};
+use super::jitter::LinkJitter;
 use super::linklayer::{LinkLayer, LlStats};
 use super::mac::{Gate, Mac, MacStats};
 use super::packet::{LinkId, NodeId, PacketRef};
@@ -102,6 +103,8 @@ pub struct Link {
     pub last_enq: SimTime,
     pub last_enq_first: bool,
     pub error: Option<Box<dyn ErrorModel>>,
+    /// Delay variation added to `delay`, order kept (`net/jitter.rs`); none by default.
+    pub jitter: Option<Box<LinkJitter>>,
     /// Medium access gating the transmitter, if any.
     pub mac: Option<Box<dyn Mac>>,
     /// Link-layer protocol on this direction, if any.
@@ -158,6 +161,17 @@ impl Link {
     /// Bytes from the start of a link that an arrival reads (its pipe, `to`, `layered`).
     pub const ARRIVAL_BYTES: usize = std::mem::offset_of!(Link, queue);
 
+    /// When a packet whose last bit leaves at `departure` reaches the far end: the
+    /// propagation delay later, plus the link's delay variation if it has one.
+    #[inline]
+    pub fn pipe_arrival_time(&mut self, departure: SimTime) -> SimTime {
+        let nominal = departure + self.delay;
+        match self.jitter.as_mut() {
+            None => nominal,
+            Some(j) => j.arrival(nominal),
+        }
+    }
+
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         id: LinkId,
@@ -179,6 +193,7 @@ impl Link {
             delay,
             queue,
             error,
+            jitter: None,
             queue_rng,
             in_service: None,
             busy_since: SimTime::ZERO,

@@ -4,6 +4,7 @@
 pub mod clocked;
 pub mod error;
 pub mod head_deque;
+pub mod jitter;
 pub mod link;
 pub mod linklayer;
 pub mod mac;

@@ -300,13 +300,13 @@ mod tests {
     }
 
     fn dumbbell(pairs: u32) -> Graph {
-        let p = LinkParams { rate: 2_000_000, delay: SimDuration::from_millis(70), queue: None, error: None, mac: None, link_layer: None };
+        let p = LinkParams { rate: 2_000_000, delay: SimDuration::from_millis(70), queue: None, error: None, jitter: None, mac: None, link_layer: None };
         expand(&Topology::Dumbbell(DumbbellSpec {
             pairs,
             bottleneck: p,
             bottleneck_reverse: None,
-            sender_access: AccessSpec { rate: 100_000_000, delay: AccessDelay::Same(SimDuration::from_millis(11)), queue: None },
-            receiver_access: AccessSpec { rate: 100_000_000, delay: AccessDelay::Same(SimDuration::ZERO), queue: None },
+            sender_access: AccessSpec { rate: 100_000_000, delay: AccessDelay::Same(SimDuration::from_millis(11)), queue: None, jitter: None },
+            receiver_access: AccessSpec { rate: 100_000_000, delay: AccessDelay::Same(SimDuration::ZERO), queue: None, jitter: None },
         }))
         .unwrap()
     }
@@ -341,7 +341,7 @@ mod tests {
         let mut add = |a: usize, b: usize, rng: &mut RngStream| {
             // Delays from a small set so that equal-cost paths are common.
             let ms = [0, 1, 1, 2, 3][rng.uniform_u64(0, 4) as usize];
-            let params = LinkParams { rate: 1_000_000, delay: SimDuration::from_millis(ms), queue: None, error: None, mac: None, link_layer: None };
+            let params = LinkParams { rate: 1_000_000, delay: SimDuration::from_millis(ms), queue: None, error: None, jitter: None, mac: None, link_layer: None };
             let name = format!("l{}", links.len());
             links.push(LinkSpec { name, from: nodes[a].clone(), to: nodes[b].clone(), params });
         };

@@ -66,6 +66,7 @@ pub fn expand(t: &Topology) -> Result<Graph, String> {
                 delay: d.bottleneck.delay,
                 queue: None,
                 error: None,
+                jitter: None,
                 mac: None,
                 link_layer: None,
             });
@@ -76,6 +77,7 @@ pub fn expand(t: &Topology) -> Result<Graph, String> {
                     delay: d.sender_access.delay.get(i),
                     queue: d.sender_access.queue.clone(),
                     error: None,
+                    jitter: d.sender_access.jitter.clone(),
                     mac: None,
                     link_layer: None,
                 };
@@ -85,6 +87,7 @@ pub fn expand(t: &Topology) -> Result<Graph, String> {
                     delay: d.receiver_access.delay.get(i),
                     queue: d.receiver_access.queue.clone(),
                     error: None,
+                    jitter: d.receiver_access.jitter.clone(),
                     mac: None,
                     link_layer: None,
                 };
@@ -149,6 +152,7 @@ fn parking_lot(p: &ParkingLotSpec) -> Result<(Vec<String>, Vec<LinkSpec>), Strin
             delay: h.delay,
             queue: p.access_queue.clone(),
             error: None,
+            jitter: None,
             mac: None,
             link_layer: None,
         };
@@ -165,14 +169,14 @@ mod tests {
     use crate::time::SimDuration;
 
     fn link(name: &str, from: &str, to: &str) -> LinkSpec {
-        let params = LinkParams { rate: 1_000_000, delay: SimDuration::from_millis(1), queue: None, error: None, mac: None, link_layer: None };
+        let params = LinkParams { rate: 1_000_000, delay: SimDuration::from_millis(1), queue: None, error: None, jitter: None, mac: None, link_layer: None };
         LinkSpec { name: name.into(), from: from.into(), to: to.into(), params }
     }
 
     #[test]
     fn dumbbell_expands_to_named_nodes_and_links() {
-        let p = LinkParams { rate: 2_000_000, delay: SimDuration::from_millis(70), queue: None, error: None, mac: None, link_layer: None };
-        let access = AccessSpec { rate: 100_000_000, delay: AccessDelay::Same(SimDuration::from_millis(11)), queue: None };
+        let p = LinkParams { rate: 2_000_000, delay: SimDuration::from_millis(70), queue: None, error: None, jitter: None, mac: None, link_layer: None };
+        let access = AccessSpec { rate: 100_000_000, delay: AccessDelay::Same(SimDuration::from_millis(11)), queue: None, jitter: None };
         let t = Topology::Dumbbell(DumbbellSpec {
             pairs: 2,
             bottleneck: p,
@@ -209,7 +213,7 @@ mod tests {
     #[test]
     fn parking_lot_lines_up_routers_backbone_and_hosts() {
         use crate::scenario::{HostSpec, ParkingLotSpec};
-        let bb = LinkParams { rate: 1_000_000_000, delay: SimDuration::from_millis(15), queue: None, error: None, mac: None, link_layer: None };
+        let bb = LinkParams { rate: 1_000_000_000, delay: SimDuration::from_millis(15), queue: None, error: None, jitter: None, mac: None, link_layer: None };
         let host = |name: &str, router| HostSpec { name: name.into(), router, delay: SimDuration::from_millis(7) };
         let mut p = ParkingLotSpec {
             routers: 5,

@@ -170,12 +170,12 @@ impl Simulation {
             }
             link.corrupt.push_back((end, pkt));
         } else {
-            let arrive = end + link.delay;
+            let arrive = link.pipe_arrival_time(end);
             let first = link.pipe.is_empty();
             link.pipe.push_back((arrive, pkt));
             if first {
                 let ev = arrive_event(&self.routes, l, link.to, pkt);
-                if idle {
+                if idle && link.jitter.is_none() {
                     // Serialization plus propagation: a few values per link.
                     self.sched.schedule_after(arrive - now, ev);
                 } else {

@@ -207,7 +207,7 @@ impl Simulation {
 
     fn into_pipe(&mut self, l: LinkId, pkt: PacketRef, now: SimTime) {
         let link = &mut self.links[l as usize];
-        let arrive = now + link.delay;
+        let arrive = link.pipe_arrival_time(now);
         if link.pipe.is_empty() {
             self.sched.schedule(arrive, super::arrive_event(&self.routes, l, link.to, pkt));
         }

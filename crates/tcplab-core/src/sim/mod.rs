@@ -18,6 +18,7 @@ use crate::metrics::recorder::Recorder;
 use crate::metrics::{Digest, RunResult};
 use crate::net::error::ErrorModel;
 use crate::net::head_deque::prefetch;
+use crate::net::jitter::LinkJitter;
 use crate::net::link::Link;
 use crate::net::packet::{Ecn, FlowId, LinkId, NodeId, Packet, PacketId, PacketPool, PacketRef, Transport};
 use crate::net::queue::{DropCause, Verdict};
@@ -219,13 +220,15 @@ impl Simulation {
                     .map_err(|m| format!("link '{}' error: {m}", l.name))
             });
             let mac = l.params.mac.as_ref().map(|m| m.build(l.params.rate).map_err(|e| format!("link '{}' {e}", l.name)));
-            let (queue, error, mac): (_, Option<Box<dyn ErrorModel>>, _) = match (queue, error.transpose(), mac.transpose()) {
-                (Ok(q), Ok(e), Ok(m)) => (q, e, m),
-                (q, e, m) => {
-                    problems.extend([q.err(), e.err(), m.err()].into_iter().flatten());
-                    continue;
-                }
-            };
+            let jitter = LinkJitter::build(l.params.jitter.as_ref(), &l.name, seed).map_err(|e| format!("link '{}' {e}", l.name));
+            let (queue, error, mac, jitter): (_, Option<Box<dyn ErrorModel>>, _, _) =
+                match (queue, error.transpose(), mac.transpose(), jitter) {
+                    (Ok(q), Ok(e), Ok(m), Ok(j)) => (q, e, m, j),
+                    (q, e, m, j) => {
+                        problems.extend([q.err(), e.err(), m.err(), j.err()].into_iter().flatten());
+                        continue;
+                    }
+                };
             let mut link = Link::new(
                 i as LinkId,
                 l.name.clone(),
@@ -237,6 +240,7 @@ impl Simulation {
                 error,
                 RngStream::new(seed, &format!("link:{}:queue", l.name)),
             );
+            link.jitter = jitter;
             if let Some(m) = mac {
                 link.mac = Some(m);
                 link.layered = true;
@@ -924,12 +928,17 @@ impl Simulation {
             link.record_drop(DropCause::Corruption);
             self.on_drop(l, pkt, DropCause::Corruption, now);
         } else {
-            let arrive = now + link.delay;
+            let arrive = link.pipe_arrival_time(now);
             let first = link.pipe.is_empty();
             link.pipe.push_back((arrive, pkt));
             if first {
-                let to = link.to;
-                self.sched.schedule_after(link.delay, arrive_event(&self.routes, l, to, pkt));
+                let ev = arrive_event(&self.routes, l, link.to, pkt);
+                if link.jitter.is_none() {
+                    // The propagation delay: one value per link, so a lane.
+                    self.sched.schedule_after(link.delay, ev);
+                } else {
+                    self.sched.schedule(arrive, ev);
+                }
             }
         }
         self.flush_aqm_drops(l, now);
