@@ -236,6 +236,7 @@ def test_against_a_stored_summary_and_with_the_path_lateness(tmp_path: Path,
     # Bad input, refused before anything runs.
     for argv, says in ((["--path-lateness"], "apply with --against"), (["--against", str(summary), "--within", "3"],
                        "give a fraction between 0 and 1"), (["--against", str(tmp_path / "none.json")], "no such file"),
-                       (["--against", str(d / "grid.toml")], "--against")):
+                       (["--against", str(d / "grid.toml")], "--against"),
+                       (["--against", str(summary), "--sim-only"], "exclude each other")):
         assert main(["fidelity", str(d), *argv]) == 2
         assert says in capsys.readouterr().err

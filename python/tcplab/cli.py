@@ -477,6 +477,10 @@ def _fidelity_grid(args: argparse.Namespace) -> int:
 
     grid, points = load_grid(args.scenario)  # bad input is reported before anything runs
     if args.against is not None:
+        if args.sim_only:
+            _err("--sim-only and --against exclude each other: --against re-runs the simulator side against a "
+                 "stored summary, --sim-only against the kernel runs in --out")
+            return EXIT_BAD_INPUT
         return _fidelity_against(args, grid)
     if args.path_lateness or args.within is not None:
         _err("--path-lateness and --within apply with --against GRID.json only")

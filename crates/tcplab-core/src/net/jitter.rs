@@ -49,15 +49,6 @@ impl JitterConfig {
             _ => Ok(()),
         }
     }
-
-    /// The mean extra delay, before order is kept (what the distribution adds on
-    /// average to packets far enough apart not to queue behind one another).
-    pub fn mean_ns(&self) -> f64 {
-        match self {
-            JitterConfig::Uniform { low, high } => (low.0 as f64 + high.0 as f64) / 2.0,
-            JitterConfig::Exponential { mean } => mean.0 as f64,
-        }
-    }
 }
 
 /// A link's delay variation: its distribution, its substream and the latest arrival
