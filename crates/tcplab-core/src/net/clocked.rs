@@ -342,12 +342,10 @@ mod tests {
             },
         ];
         for (k, p) in cases.iter().enumerate() {
-            // 1 ms + 1 ns: no offer falls on a departure's instant. At such a tie this
-            // link takes the departure first, as the simulator's general path does for a
-            // timer set after the departing packet started serializing; the fixed-rate
-            // path takes the arrival first (docs/validation.md, "The fixed-rate link
-            // path"), so there the counts agree but other packets are dropped.
-            let (gap, n) = (SimDuration(1_000_001), 2000);
+            // Every 6 ms an offer falls on a departure's instant. This link takes the
+            // departure first, as the simulator does for a send whose timer was set
+            // after the departing packet started serializing (here 1 ms < 1.2 ms).
+            let (gap, n) = (SimDuration::from_millis(1), 2000);
             let sim = simulate(p, 7, gap, 1500, n);
             let (mut cl, delivered, last, owd_ns) = drive(p, 7, gap, 1500, n);
             cl.finish(last);

@@ -61,8 +61,9 @@ pub(super) fn fixed_rate_eligible(q: &QueueConfig, link: &Link) -> bool {
 /// written late (`Simulation::sort_queue_rows`).
 #[derive(Debug, Default)]
 pub(super) struct FixedState {
-    /// A pipe arrival's scheduling time on the general path; the start of time for any
-    /// other event.
+    /// When the general path scheduled the event being handled: a pipe arrival's (see
+    /// [`Self::pipe_arrival`]), a timer's arming ([`Self::timer_fired`]); the start of
+    /// time for an event scheduled when the simulation was built.
     cause_sched: SimTime,
     /// The pipe arrival being handled was scheduled when the one before it arrived
     /// (not when it left).
@@ -71,11 +72,25 @@ pub(super) struct FixedState {
     rows_late: bool,
 }
 
+/// How long before `at` a timer set at `now` fires, for [`FixedState::timer_fired`]:
+/// ns, saturating at `u32::MAX` so that a timer event stays 16 bytes.
+pub(super) fn lead(now: SimTime, at: SimTime) -> u32 {
+    (at.0.saturating_sub(now.0)).min(u32::MAX as u64) as u32
+}
+
 impl FixedState {
     /// A new event is being handled: not a pipe arrival until [`Self::pipe_arrival`] says so.
     pub(super) fn new_event(&mut self) {
         self.cause_sched = SimTime::ZERO;
         self.cause_queued = false;
+    }
+
+    /// A timer set `lead` ns before `now` fires: the general path scheduled it then.
+    /// A lead saturated at `u32::MAX` (4.29 s) puts the arming that long ago, which
+    /// orders it the same way: before any service start on a link whose packets take
+    /// less than 4.29 s to serialize.
+    pub(super) fn timer_fired(&mut self, now: SimTime, lead: u32) {
+        self.cause_sched = SimTime(now.0.saturating_sub(lead as u64));
     }
 
     /// The head of `link`'s pipe arrives at `now`. The general path scheduled this

@@ -46,16 +46,21 @@ enum Event {
     ArriveHop { link: LinkId, next_link: LinkId },
     FlowStart(FlowId),
     AppStop(FlowId),
-    Timer { flow: FlowId, kind: TimerKind, gen: u32 },
-    UdpSend(FlowId),
+    /// `lead`: how long before it fires the timer was set, ns, saturating
+    /// (`fixed_rate::lead`); the fixed-rate path orders ties by it.
+    Timer { flow: FlowId, kind: TimerKind, gen: u32, lead: u32 },
+    UdpSend { flow: FlowId, lead: u32 },
     BusySample,
     /// An application's next arrival (`app`).
-    AppArrival(u32),
+    AppArrival { app: u32, lead: u32 },
     /// A superframe boundary of a link's MAC.
     MacTick(LinkId),
     /// The receiver ACK timer of a link layer's channel.
     LlTimer { link: LinkId, channel: u8, gen: u32 },
 }
+
+// Events fill the scheduler's heap and lanes: keep them at 16 bytes.
+const _: () = assert!(std::mem::size_of::<Event>() == 16);
 
 struct TcpFlow {
     name: String,
@@ -784,13 +789,18 @@ impl Simulation {
                     t.sender.stop_app();
                 }
             }
-            Event::Timer { flow, kind, gen } => {
+            Event::Timer { flow, kind, gen, lead } => {
                 self.timer_events += 1;
+                self.fixed.timer_fired(now, lead);
                 self.on_timer(flow, kind, gen, now)
             }
-            Event::UdpSend(f) => self.on_udp_send(f, now),
-            Event::AppArrival(a) => {
-                self.apps.on_arrival(a, now, &mut self.app_out);
+            Event::UdpSend { flow, lead } => {
+                self.fixed.timer_fired(now, lead);
+                self.on_udp_send(flow, now)
+            }
+            Event::AppArrival { app, lead } => {
+                self.fixed.timer_fired(now, lead);
+                self.apps.on_arrival(app, now, &mut self.app_out);
                 self.flush_app(now);
             }
             Event::MacTick(l) => self.on_mac_tick(l, now),
@@ -1119,7 +1129,7 @@ impl Simulation {
         }
         let mut out = std::mem::take(&mut self.outbox);
         for (kind, at, gen) in out.timers.drain(..) {
-            self.sched.schedule_timer(at, Event::Timer { flow: f, kind, gen });
+            self.sched.schedule_timer(at, Event::Timer { flow: f, kind, gen, lead: fixed_rate::lead(now, at) });
         }
         for seg in out.segments.drain(..) {
             let pkt = self.pool.alloc_ref(Packet {
@@ -1140,10 +1150,10 @@ impl Simulation {
     fn flush_app(&mut self, now: SimTime) {
         let mut out = std::mem::take(&mut self.app_out);
         for (flow, kind, at, gen) in out.timers.drain(..) {
-            self.sched.schedule(at, Event::Timer { flow, kind, gen });
+            self.sched.schedule(at, Event::Timer { flow, kind, gen, lead: fixed_rate::lead(now, at) });
         }
         for (at, a) in out.arrivals.drain(..) {
-            self.sched.schedule(at, Event::AppArrival(a));
+            self.sched.schedule(at, Event::AppArrival { app: a, lead: fixed_rate::lead(now, at) });
         }
         for p in out.packets.drain(..) {
             let pkt = self.pool.alloc_ref(Packet {
@@ -1271,7 +1281,7 @@ impl Simulation {
             Interval::Exponential { mean } => SimDuration::from_secs_f64(u.rng.exponential(mean.as_secs_f64())),
         };
         let src = u.src;
-        self.sched.schedule_timer(now + gap, Event::UdpSend(f));
+        self.sched.schedule_timer(now + gap, Event::UdpSend { flow: f, lead: fixed_rate::lead(now, now + gap) });
         self.forward(src, pkt, now);
     }
 
