@@ -215,6 +215,12 @@ def test_against_a_stored_summary_and_with_the_path_lateness(tmp_path: Path,
     # The same seeds as the grid's own simulator side: the same means.
     same = res.table.set_index("metric").loc[list(plain["metric"]), "sim"].to_numpy()
     np.testing.assert_allclose(plain["sim"].to_numpy(), same)
+    # A summary without one of the counted rows: refused, naming it.
+    partial = tmp_path / "partial.json"
+    doc = json.loads(summary.read_text())
+    partial.write_text(json.dumps({**doc, "rows": [r for r in doc["rows"] if r["metric"] != "retransmits"]}))
+    with pytest.raises(ValueError, match="no kernel row for loss1-reno retransmits"):
+        compare_stored(d, partial, within=0.03)
     # The faked runs recorded no lateness: refused, naming the congestion control.
     with pytest.raises(ValueError, match="no emulator lateness recorded .* for reno"):
         compare_stored(d, summary, within=0.03, path_lateness=True)

@@ -318,6 +318,9 @@ def compare_stored(path: str | Path, summary: str | Path, *, within: float, path
     todo = [p for p in points if (p.id, COUNTED[0]) in kern]
     if not todo:
         raise ValueError(f"{summary}: none of the grid's points ({', '.join(p.id for p in points)}) is in it")
+    gaps = [f"{p.id} {m}" for p in todo for m in COUNTED if (p.id, m) not in kern]
+    if gaps:
+        raise ValueError(f"{summary}: no kernel row for {', '.join(gaps)}")
     lateness = lateness_by_cc((ref.get("meta") or {}).get("sched_error") or []) if path_lateness else {}
     missing = sorted({p.cc for p in todo} - set(lateness)) if path_lateness else []
     if missing:
