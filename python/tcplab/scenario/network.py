@@ -685,10 +685,8 @@ class Access(Model):
 
     def to_core(self) -> dict[str, Any]:
         """The core's ``AccessSpec``."""
-        core = {"rate": self.rate, "delay": self.delay, "queue": _queue_core(self.queue)}
-        if self.jitter is not None:
-            core["jitter"] = self.jitter.to_core()
-        return core
+        return _layers_core({"rate": self.rate, "delay": self.delay, "queue": _queue_core(self.queue)}, None, None,
+                            self.jitter)
 
 
 class Dumbbell(Model):
