@@ -270,3 +270,35 @@ fn a_timer_set_during_a_transmission_is_ordered_as_on_the_general_path() {
     assert!((general.udp.owd_mean_s[0].unwrap() - 11.7518e-3).abs() < 1e-6);
     assert!(compare("timer-driven ties", &fast, &general), "identical runs");
 }
+
+/// A delay variation on the link feeding a fixed-rate link: the arrival's place among
+/// the departures of its instant follows when the general path scheduled it, which is
+/// its packet's departure from the previous link, and with a variation that is no
+/// longer the arrival less the propagation delay (`Link::pipe_pop` keeps it). A
+/// Reno flow through two 1 Gbit/s links (12 us per packet), the first with a 10 us
+/// delay and a fixed 50 us variation: its back-to-back packets reach the second link
+/// at the instants its departures end. Taking the departure as the arrival less
+/// 10 us, the second link's queue table and trace differed between the paths.
+#[test]
+fn a_delay_variation_keeps_ties_ordered_as_on_the_general_path() {
+    let topo = json!({"kind": "graph", "nodes": ["a", "b", "c"], "links": [
+        {"name": "ab", "from": "a", "to": "b", "rate": 1_000_000_000u64, "delay": 10_000,
+         "jitter": {"dist": "uniform", "low": 50_000, "high": 50_000}},
+        {"name": "ba", "from": "b", "to": "a", "rate": 1_000_000_000u64, "delay": 10_000},
+        {"name": "bc", "from": "b", "to": "c", "rate": 1_000_000_000u64, "delay": MS,
+         "queue": {"kind": "drop_tail", "limit": {"packets": 3}}},
+        {"name": "cb", "from": "c", "to": "b", "rate": 1_000_000_000u64, "delay": MS}]});
+    let flow = json!({"kind": "tcp", "name": "t", "src": "a", "dst": "c", "cc": {"name": "reno"}});
+    let settings = json!({"duration": S / 2, "record": {"queue": ["bc"], "cwnd": true}});
+    let sc = scenario(topo.clone(), vec![flow.clone()], settings.clone());
+    let (fast, general) = both(&sc, 3);
+    assert!(fast.queues.enq_pkts[2] > 20_000, "the flow crosses bc");
+    assert!(compare("delay variation before a fixed-rate link", &fast, &general), "identical runs");
+    // The same run as a 60 us delay without variation, on either path.
+    let mut plain = topo;
+    plain["links"][0]["delay"] = json!(60_000);
+    plain["links"][0].as_object_mut().unwrap().remove("jitter");
+    let (fast60, general60) = both(&scenario(plain, vec![flow], settings), 3);
+    assert_eq!((fast.meta.digest.as_str(), general.meta.digest.as_str()), (fast60.meta.digest.as_str(), general60.meta.digest.as_str()));
+    assert_eq!(format!("{:?}", fast.queues), format!("{:?}", fast60.queues));
+}

@@ -200,13 +200,12 @@ impl LinkModel for ClockedLink {
                     self.link.record_drop(DropCause::Corruption);
                     Some((t, Step::Lost(pkt, DropCause::Corruption)))
                 } else {
-                    let at = self.link.pipe_arrival_time(t);
-                    self.link.pipe.push_back((at, pref));
+                    self.link.pipe_push(t, pref);
                     Some((t, Step::Internal))
                 }
             }
             (_, Some(a)) if a <= now => {
-                let (_, pkt) = self.link.pipe.pop_front().expect("front was seen");
+                let (pkt, _) = self.link.pipe_pop().expect("front was seen");
                 Some((a, Step::Delivered(pkt.id)))
             }
             _ => None,

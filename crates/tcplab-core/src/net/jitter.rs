@@ -23,6 +23,7 @@
 //! ```
 
 use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
 
 use crate::rng::RngStream;
 use crate::time::{SimDuration, SimTime};
@@ -51,18 +52,20 @@ impl JitterConfig {
     }
 }
 
-/// A link's delay variation: its distribution, its substream and the latest arrival
-/// handed out, which no later packet may precede.
+/// A link's delay variation: its distribution, its substream, the latest arrival
+/// handed out, which no later packet may precede, and the departures of the packets
+/// still propagating (an arrival no longer tells its departure).
 #[derive(Debug)]
 pub struct LinkJitter {
     cfg: JitterConfig,
     rng: RngStream,
     last: SimTime,
+    departures: VecDeque<SimTime>,
 }
 
 impl LinkJitter {
     pub fn new(cfg: &JitterConfig, rng: RngStream) -> Self {
-        LinkJitter { cfg: cfg.clone(), rng, last: SimTime::ZERO }
+        LinkJitter { cfg: cfg.clone(), rng, last: SimTime::ZERO, departures: VecDeque::new() }
     }
 
     /// Link `name`'s variation from its configuration, on substream
@@ -83,6 +86,20 @@ impl LinkJitter {
         let at = SimTime(nominal.0 + extra).max(self.last);
         self.last = at;
         at
+    }
+
+    /// A packet leaves the transmitter at `departure` onto a pipe of propagation delay
+    /// `delay`: its arrival ([`Self::arrival`]), with the departure kept for
+    /// [`Self::leave`].
+    pub fn admit(&mut self, departure: SimTime, delay: SimDuration) -> SimTime {
+        self.departures.push_back(departure);
+        self.arrival(departure + delay)
+    }
+
+    /// The departure of the oldest packet admitted and not yet left the pipe, which
+    /// leaves now (packets leave in the order they were admitted).
+    pub fn leave(&mut self) -> SimTime {
+        self.departures.pop_front().expect("a packet in the pipe")
     }
 }
 

@@ -161,15 +161,32 @@ impl Link {
     /// Bytes from the start of a link that an arrival reads (its pipe, `to`, `layered`).
     pub const ARRIVAL_BYTES: usize = std::mem::offset_of!(Link, queue);
 
-    /// When a packet whose last bit leaves at `departure` reaches the far end: the
-    /// propagation delay later, plus the link's delay variation if it has one.
+    /// Puts `pkt`, whose last bit leaves at `departure`, into the propagation pipe: it
+    /// reaches the far end the propagation delay later, plus the link's delay variation
+    /// if it has one. Returns that arrival and whether the pipe was empty (then the
+    /// arrival needs an event).
     #[inline]
-    pub fn pipe_arrival_time(&mut self, departure: SimTime) -> SimTime {
-        let nominal = departure + self.delay;
-        match self.jitter.as_mut() {
-            None => nominal,
-            Some(j) => j.arrival(nominal),
-        }
+    pub fn pipe_push(&mut self, departure: SimTime, pkt: PacketRef) -> (SimTime, bool) {
+        let arrive = match self.jitter.as_mut() {
+            None => departure + self.delay,
+            Some(j) => j.admit(departure, self.delay),
+        };
+        let first = self.pipe.is_empty();
+        self.pipe.push_back((arrive, pkt));
+        (arrive, first)
+    }
+
+    /// Takes the pipe's head: its packet and when that packet left the transmitter
+    /// (the arrival less the propagation delay, or with a delay variation the
+    /// departure the variation kept).
+    #[inline]
+    pub fn pipe_pop(&mut self) -> Option<(PacketRef, SimTime)> {
+        let (arrive, pkt) = self.pipe.pop_front()?;
+        let left = match self.jitter.as_mut() {
+            None => SimTime(arrive.0 - self.delay.0),
+            Some(j) => j.leave(),
+        };
+        Some((pkt, left))
     }
 
     #[allow(clippy::too_many_arguments)]

@@ -93,11 +93,10 @@ impl FixedState {
         self.cause_sched = SimTime(now.0.saturating_sub(lead as u64));
     }
 
-    /// The head of `link`'s pipe arrives at `now`. The general path scheduled this
-    /// arrival when the packet left (its pipe was then empty) or when the one before
-    /// it arrived.
-    pub(super) fn pipe_arrival(&mut self, link: &mut Link, now: SimTime) {
-        let left = SimTime(now.0 - link.delay.0);
+    /// The head of `link`'s pipe, which left its transmitter at `left`, arrives at
+    /// `now`. The general path scheduled this arrival when the packet left (its pipe
+    /// was then empty) or when the one before it arrived.
+    pub(super) fn pipe_arrival(&mut self, link: &mut Link, left: SimTime, now: SimTime) {
         self.cause_sched = left.max(link.last_arrival);
         self.cause_queued = link.last_arrival > left;
         link.last_arrival = now;
@@ -185,9 +184,7 @@ impl Simulation {
             }
             link.corrupt.push_back((end, pkt));
         } else {
-            let arrive = link.pipe_arrival_time(end);
-            let first = link.pipe.is_empty();
-            link.pipe.push_back((arrive, pkt));
+            let (arrive, first) = link.pipe_push(end, pkt);
             if first {
                 let ev = arrive_event(&self.routes, l, link.to, pkt);
                 if idle && link.jitter.is_none() {

@@ -207,11 +207,10 @@ impl Simulation {
 
     fn into_pipe(&mut self, l: LinkId, pkt: PacketRef, now: SimTime) {
         let link = &mut self.links[l as usize];
-        let arrive = link.pipe_arrival_time(now);
-        if link.pipe.is_empty() {
+        let (arrive, first) = link.pipe_push(now, pkt);
+        if first {
             self.sched.schedule(arrive, super::arrive_event(&self.routes, l, link.to, pkt));
         }
-        link.pipe.push_back((arrive, pkt));
     }
 
     /// The last bit of a packet or frame left a layered link's transmitter.

@@ -938,9 +938,7 @@ impl Simulation {
             link.record_drop(DropCause::Corruption);
             self.on_drop(l, pkt, DropCause::Corruption, now);
         } else {
-            let arrive = link.pipe_arrival_time(now);
-            let first = link.pipe.is_empty();
-            link.pipe.push_back((arrive, pkt));
+            let (arrive, first) = link.pipe_push(now, pkt);
             if first {
                 let ev = arrive_event(&self.routes, l, link.to, pkt);
                 if link.jitter.is_none() {
@@ -959,9 +957,9 @@ impl Simulation {
     /// when it was scheduled (routes do not change during a run), to a router.
     fn on_arrive(&mut self, l: LinkId, next_link: Option<LinkId>, now: SimTime) {
         let link = &mut self.links[l as usize];
-        let (_, pkt) = link.pipe.pop_front().expect("arrival from an empty pipe");
+        let (pkt, left) = link.pipe_pop().expect("arrival from an empty pipe");
         let to = link.to;
-        self.fixed.pipe_arrival(link, now);
+        self.fixed.pipe_arrival(link, left, now);
         if let Some(&(next, head)) = link.pipe.front() {
             // Back to back with the one arriving now, it comes a serialization time
             // later: the offset of this link's `TxDone` lane. A fixed-rate link has no
