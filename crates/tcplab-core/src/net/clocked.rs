@@ -123,7 +123,7 @@ impl ClockedLink {
             error,
             RngStream::new(seed, &format!("link:{name}:queue")),
         );
-        link.jitter = LinkJitter::build(p.jitter.as_ref(), name, seed).map_err(|e| format!("link '{name}' {e}"))?;
+        link.jitter = LinkJitter::build(p.jitter.as_ref(), name, seed)?;
         Ok(ClockedLink::new(link))
     }
 

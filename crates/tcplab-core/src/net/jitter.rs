@@ -69,10 +69,11 @@ impl LinkJitter {
     }
 
     /// Link `name`'s variation from its configuration, on substream
-    /// `link:<name>:jitter` of `seed` (the simulator and the emulator build it alike).
+    /// `link:<name>:jitter` of `seed` (the simulator and the emulator build it alike);
+    /// an error names the link.
     pub fn build(cfg: Option<&JitterConfig>, name: &str, seed: u64) -> Result<Option<Box<Self>>, String> {
         let Some(cfg) = cfg else { return Ok(None) };
-        cfg.validate()?;
+        cfg.validate().map_err(|e| format!("link '{name}' {e}"))?;
         Ok(Some(Box::new(LinkJitter::new(cfg, RngStream::new(seed, &format!("link:{name}:jitter"))))))
     }
 

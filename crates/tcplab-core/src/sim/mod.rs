@@ -225,7 +225,7 @@ impl Simulation {
                     .map_err(|m| format!("link '{}' error: {m}", l.name))
             });
             let mac = l.params.mac.as_ref().map(|m| m.build(l.params.rate).map_err(|e| format!("link '{}' {e}", l.name)));
-            let jitter = LinkJitter::build(l.params.jitter.as_ref(), &l.name, seed).map_err(|e| format!("link '{}' {e}", l.name));
+            let jitter = LinkJitter::build(l.params.jitter.as_ref(), &l.name, seed);
             let (queue, error, mac, jitter): (_, Option<Box<dyn ErrorModel>>, _, _) =
                 match (queue, error.transpose(), mac.transpose(), jitter) {
                     (Ok(q), Ok(e), Ok(m), Ok(j)) => (q, e, m, j),
